@@ -1,0 +1,59 @@
+# Engram — every target sets itself up; `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+PROTO_SRC := $(wildcard protos/engram/v1/*.proto)
+PROTO_OUT := protos/engram/v1/.generated
+
+# `make run` is the one-machine stack: the embedder runs on CPU by explicit opt-in here;
+# elsewhere (Kubernetes) the GPU is the default and CPU refuses to start.
+export ENGRAM_EMBEDDER_ALLOW_CPU ?= 1
+
+.PHONY: help setup protos run test test-fast lint format bench eval clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(INSTALLED): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned: anything that pulls an unpinned torch fetches a multi-GB CUDA build
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(INSTALLED) $(PROTO_OUT) ## create .venv, install dependencies, generate protos
+
+$(PROTO_OUT): $(INSTALLED) $(PROTO_SRC) scripts/gen_protos.sh
+	VENV=$(VENV) bash scripts/gen_protos.sh
+	touch $@
+
+protos: $(INSTALLED) ## (re)generate Python + mypy stubs from protos/
+	VENV=$(VENV) bash scripts/gen_protos.sh
+	touch $(PROTO_OUT)
+
+run: setup ## bring the whole stack up on this machine (Ctrl-C stops it)
+	$(VENV)/bin/engram up
+
+test: setup ## run the whole test suite
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: setup ## ruff format check + ruff check + mypy
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+format: setup ## apply ruff formatting and safe fixes
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: setup ## print the benchmark figures (never asserted in tests)
+	$(VENV)/bin/engram bench $(BENCH_ARGS)
+
+clean: ## remove the venv and generated code
+	rm -rf $(VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT)

@@ -1,0 +1,46 @@
+"""Settings shared by every tier. Each tier subclasses `TierSettings` with its own env prefix
+(`ENGRAM_<TIER>_`) and builds it exactly once, in its `__main__`; nothing reads the
+environment at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+VectorBackend = Literal["edge", "qdrant"]
+
+
+class TierSettings(BaseSettings):
+    """What every tier process needs: where to listen, where its data lives, how to log."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore", frozen=True)
+
+    host: str = Field("127.0.0.1", description="interface the gRPC server binds")
+    port: int = Field(0, ge=0, le=65535, description="gRPC port; 0 picks a free one")
+    data_dir: Path = Field(Path("data"), description="root of this tier's per-store state")
+    log_level: str = Field("INFO", description="DEBUG, INFO, WARNING, ERROR")
+    log_format: Literal["json", "text"] = Field("json", description="structured JSON or text")
+    metrics_port: int = Field(
+        0, ge=0, le=65535, description="Prometheus /metrics port; 0 disables the endpoint"
+    )
+    shutdown_grace_s: float = Field(5.0, gt=0, description="grace period on SIGTERM")
+    max_message_bytes: int = Field(
+        64 * 1024 * 1024, gt=0, description="largest gRPC message sent or received"
+    )
+
+
+class StorageSettings(BaseSettings):
+    """Where vectors and jobs live. Shared by the tiers that own collections."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore", frozen=True)
+
+    vector_backend: VectorBackend = Field(
+        "edge", description="edge: embedded Qdrant Edge on disk; qdrant: a Qdrant server"
+    )
+    qdrant_url: str = Field("", description="Qdrant server URL when vector_backend=qdrant")
+    qdrant_api_key: str = Field("", description="Qdrant API key (server mode)")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis for the job queue")
