@@ -1,0 +1,137 @@
+"""The one way a tier (or the gateway) talks to another tier over gRPC.
+
+Every call gets a deadline (a default one when the caller gives none); UNAVAILABLE is retried
+with exponential backoff by gRPC's own retry machinery (configured through the service
+config, so retries are transparent and bounded); keepalive keeps idle channels honest; and
+failures come back as domain errors (`EngramError` subclasses), never raw `AioRpcError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+from services.runtime.errors import EngramError, error_from_code, error_from_grpc
+from services.runtime.grpc_server import ERROR_DOMAIN, STATUS_DETAILS_KEY
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClientPolicy:
+    """Deadline and retry policy of one channel."""
+
+    deadline_s: float = 10.0
+    max_attempts: int = 4  # first try + 3 retries (gRPC caps this at 5)
+    initial_backoff_s: float = 0.1
+    max_backoff_s: float = 2.0
+    backoff_multiplier: float = 2.0
+    max_message_bytes: int = 64 * 1024 * 1024
+
+
+def _service_config(policy: ClientPolicy) -> str:
+    return json.dumps(
+        {
+            "methodConfig": [
+                {
+                    "name": [{}],  # every service and method on this channel
+                    "retryPolicy": {
+                        "maxAttempts": policy.max_attempts,
+                        "initialBackoff": f"{policy.initial_backoff_s}s",
+                        "maxBackoff": f"{policy.max_backoff_s}s",
+                        "backoffMultiplier": policy.backoff_multiplier,
+                        "retryableStatusCodes": ["UNAVAILABLE"],
+                    },
+                }
+            ]
+        }
+    )
+
+
+class _DefaultDeadline(
+    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Gives every call a deadline: a call without one could hang forever on a stuck peer."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self._deadline_s = deadline_s
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        if details.timeout is not None:
+            return details
+        return grpc.aio.ClientCallDetails(
+            method=details.method,
+            timeout=self._deadline_s,
+            metadata=details.metadata,
+            credentials=details.credentials,
+            wait_for_ready=details.wait_for_ready,
+        )
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+    async def intercept_stream_unary(
+        self, continuation: Any, details: Any, request_iterator: Any
+    ) -> Any:
+        return await continuation(self._details(details), request_iterator)
+
+    async def intercept_stream_stream(
+        self, continuation: Any, details: Any, request_iterator: Any
+    ) -> Any:
+        return await continuation(self._details(details), request_iterator)
+
+
+def create_channel(target: str, policy: ClientPolicy | None = None) -> grpc.aio.Channel:
+    """An insecure aio channel to `host:port` with deadlines, retries and keepalive."""
+    policy = policy or ClientPolicy()
+    options = [
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", _service_config(policy)),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.max_send_message_length", policy.max_message_bytes),
+        ("grpc.max_receive_message_length", policy.max_message_bytes),
+    ]
+    return grpc.aio.insecure_channel(
+        target, options=options, interceptors=[_DefaultDeadline(policy.deadline_s)]
+    )
+
+
+def domain_error(error: grpc.aio.AioRpcError) -> EngramError:
+    """Turn a failed call into the domain error the far side raised (or the closest one)."""
+    metadata = error.trailing_metadata() or ()
+    for key, value in metadata:
+        if key != STATUS_DETAILS_KEY or not isinstance(value, bytes):
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info) and info.domain == ERROR_DOMAIN:
+                return error_from_code(info.reason, status.message, info.metadata.get("field", ""))
+    code = error.code()
+    message = error.details() or code.name
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        message = f"deadline exceeded waiting for the tier: {message}"
+    elif code is grpc.StatusCode.UNAVAILABLE:
+        message = f"tier unavailable: {message}"
+    return error_from_grpc(code, message)
+
+
+async def call(rpc: Callable[..., Awaitable[T]], request: Any, **kwargs: Any) -> T:
+    """Invoke one unary RPC, converting gRPC failures into domain errors."""
+    try:
+        return await rpc(request, **kwargs)
+    except grpc.aio.AioRpcError as error:
+        raise domain_error(error) from error

@@ -1,0 +1,217 @@
+"""The gRPC server every tier runs: the error→status interceptor, metrics, health and reflection.
+
+A tier's `server.py` calls `build_server(...)` from its own `create_server(settings, deps)`;
+tests bind `127.0.0.1:0` and read back the port.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+
+from services.runtime.errors import EngramError, status_for
+from services.runtime.metrics import RpcMetrics
+from services.runtime.settings import TierSettings
+
+logger = logging.getLogger(__name__)
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+ERROR_DOMAIN = "engram"
+
+
+def status_details(error: EngramError, grpc_code: grpc.StatusCode) -> bytes:
+    """A serialized google.rpc.Status carrying the domain code as an ErrorInfo."""
+    info = error_details_pb2.ErrorInfo(
+        reason=error.code, domain=ERROR_DOMAIN, metadata={"field": error.field} if error.field else {}
+    )
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=grpc_code.value[0], message=error.message, details=[detail])
+    return status.SerializeToString()
+
+
+async def _abort_with(context: grpc.aio.ServicerContext[Any, Any], error: EngramError) -> None:
+    code = status_for(error).grpc_code
+    await context.abort(
+        code, error.message, trailing_metadata=((STATUS_DETAILS_KEY, status_details(error, code)),)
+    )
+
+
+class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Maps domain errors to statuses (once, here) and records count/latency per RPC.
+
+    Only the unknown becomes INTERNAL, logged with its traceback and an id the caller can quote.
+    """
+
+    def __init__(self, metrics: RpcMetrics) -> None:
+        self._metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(
+                self._wrap_unary(handler.stream_unary, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream:
+            return grpc.stream_stream_rpc_method_handler(
+                self._wrap_stream(handler.stream_stream, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _wrap_unary(self, behaviour: Callable[..., Any], method: str) -> Callable[..., Any]:
+        async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                return await behaviour(request, context)
+            except EngramError as error:
+                code = status_for(error).grpc_code.name
+                await _abort_with(context, error)
+            except grpc.aio.AbortError:
+                code = _context_code(context)
+                raise
+            except Exception as error:  # the top-level handler: the unknown becomes INTERNAL
+                code = "INTERNAL"
+                await _abort_internal(context, method, error)
+            finally:
+                self._metrics.observe(method, code, time.perf_counter() - started)
+
+        return wrapped
+
+    def _wrap_stream(self, behaviour: Callable[..., Any], method: str) -> Callable[..., Any]:
+        async def wrapped(
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                async for item in behaviour(request, context):
+                    yield item
+            except EngramError as error:
+                code = status_for(error).grpc_code.name
+                await _abort_with(context, error)
+            except grpc.aio.AbortError:
+                code = _context_code(context)
+                raise
+            except Exception as error:  # the top-level handler: the unknown becomes INTERNAL
+                code = "INTERNAL"
+                await _abort_internal(context, method, error)
+            finally:
+                self._metrics.observe(method, code, time.perf_counter() - started)
+
+        return wrapped
+
+
+def _context_code(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    code = context.code()
+    return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+
+
+async def _abort_internal(
+    context: grpc.aio.ServicerContext[Any, Any], method: str, error: BaseException
+) -> None:
+    incident = uuid.uuid4().hex[:12]
+    logger.exception("unhandled error in %s (incident %s)", method, incident, exc_info=error)
+    internal = EngramError(f"internal error in {method}; quote incident {incident} when reporting")
+    await _abort_with(context, internal)
+
+
+@dataclass
+class TierServer:
+    """A built, not yet started, gRPC server of one tier."""
+
+    server: grpc.aio.Server
+    port: int
+    health: HealthServicer
+    metrics: RpcMetrics
+    service_names: tuple[str, ...]
+
+    async def start(self) -> None:
+        """Start accepting RPCs; health says NOT_SERVING until `set_serving(True)`."""
+        await self.set_serving(False)
+        await self.server.start()
+
+    async def set_serving(self, serving: bool) -> None:
+        """Flip every service (and the overall "" entry) to SERVING or NOT_SERVING."""
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for name in ("", *self.service_names):
+            await self.health.set(name, status)
+
+    async def stop(self, grace_s: float) -> None:
+        """Graceful stop: report NOT_SERVING, then let in-flight RPCs finish within the grace."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace_s)
+
+
+def build_server(
+    settings: TierSettings,
+    *,
+    tier: str,
+    register: Callable[[grpc.aio.Server], None],
+    service_names: Sequence[str],
+) -> TierServer:
+    """Create a tier's aio server with the standard interceptor, health and reflection.
+
+    `register` adds the tier's servicers. Health starts NOT_SERVING unless `serving`; the tier
+    flips it when its dependencies are ready.
+    """
+    metrics = RpcMetrics(tier)
+    options = [
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+    server = grpc.aio.server(interceptors=[ErrorAndMetricsInterceptor(metrics)], options=options)
+    register(server)
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    names = tuple(service_names)
+    reflection.enable_server_reflection(
+        (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        server,
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+    return TierServer(server, port, health, metrics, names)
