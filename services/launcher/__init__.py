@@ -1,0 +1,1 @@
+"""`engram up`: the one-machine stack launcher (Redis + every tier as its own process)."""

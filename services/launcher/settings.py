@@ -1,0 +1,23 @@
+"""Settings of the launcher (env prefix ENGRAM_)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LauncherSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore", frozen=True)
+
+    data_dir: Path = Field(Path("data"), description="root of all local state; one folder a tier")
+    host: str = Field("127.0.0.1", description="interface every tier binds")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis for the job queue")
+    start_redis: bool = Field(
+        True, description="start a redis-server (persisting under data_dir) when none answers"
+    )
+    ready_timeout_s: float = Field(
+        180.0, gt=0, description="how long to wait for every tier to report SERVING"
+    )
+    stop_grace_s: float = Field(10.0, gt=0, description="SIGTERM grace before SIGKILL on stop")

@@ -1,0 +1,170 @@
+"""Start every tier as its own process, wait for their health, and stop them all together.
+
+Each child runs in its own session (process group) so a stop can signal the whole group:
+SIGTERM first, SIGKILL after the grace period. If any child dies while the stack runs, the
+others are stopped too and the launcher exits non-zero, so nothing is left half-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.launcher.redis_supervisor import RedisHandle, ensure_redis
+from services.launcher.settings import LauncherSettings
+from services.launcher.tiers import TIERS, TierSpec
+from services.runtime.errors import Unavailable
+
+
+@dataclass
+class RunningTier:
+    spec: TierSpec
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+
+def tier_port(spec: TierSpec) -> int:
+    """The port a tier will use: its own `<PREFIX>PORT` variable, else its default."""
+    return int(os.environ.get(f"{spec.env_prefix}PORT", spec.default_port))
+
+
+def _tier_env(spec: TierSpec, settings: LauncherSettings, port: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(spec.extra_env)
+    env[f"{spec.env_prefix}PORT"] = str(port)
+    env[f"{spec.env_prefix}HOST"] = settings.host
+    env.setdefault(f"{spec.env_prefix}DATA_DIR", str((settings.data_dir / spec.name).resolve()))
+    env["ENGRAM_REDIS_URL"] = settings.redis_url
+    for other in TIERS:  # every tier can find every other tier
+        env.setdefault(f"ENGRAM_{other.name.upper()}_ADDR", f"{settings.host}:{tier_port(other)}")
+    return env
+
+
+def _health(host: str, port: int, service: str, timeout_s: float = 1.0) -> int:
+    with grpc.insecure_channel(f"{host}:{port}") as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
+        except grpc.RpcError:
+            return int(health_pb2.HealthCheckResponse.UNKNOWN)
+        return int(reply.status)
+
+
+class Stack:
+    """The processes of one `engram up`."""
+
+    def __init__(self, settings: LauncherSettings, out: TextIO = sys.stdout) -> None:
+        self.settings = settings
+        self.out = out
+        self.redis: RedisHandle | None = None
+        self.tiers: list[RunningTier] = []
+        self.run_dir = settings.data_dir / "run"
+
+    def say(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    def start(self) -> None:
+        """Redis, then each tier in order, each waited on until SERVING."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.redis = ensure_redis(
+            self.settings.redis_url, self.settings.data_dir, allow_start=self.settings.start_redis
+        )
+        how = "started here" if self.redis.started_here else "already running"
+        self.say(f"redis      {self.redis.url} ({how})")
+        for spec in TIERS:
+            self._start_tier(spec)
+        self._write_state()
+
+    def _start_tier(self, spec: TierSpec) -> None:
+        port = tier_port(spec)
+        log_path = self.run_dir / f"{spec.name}.log"
+        log = log_path.open("ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", spec.module],
+            env=_tier_env(spec, self.settings, port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        running = RunningTier(spec, port, process, log_path)
+        self.tiers.append(running)
+        self._wait_serving(running)
+        self.say(f"{spec.name:<10} {self.settings.host}:{port} (pid {process.pid}, SERVING)")
+
+    def _wait_serving(self, tier: RunningTier) -> None:
+        deadline = time.monotonic() + self.settings.ready_timeout_s
+        serving = int(health_pb2.HealthCheckResponse.SERVING)
+        while time.monotonic() < deadline:
+            if tier.process.poll() is not None:
+                raise Unavailable(
+                    f"{tier.spec.name} exited with code {tier.process.returncode} before it was "
+                    f"ready; last lines of {tier.log_path}:\n{_tail(tier.log_path)}"
+                )
+            if _health(self.settings.host, tier.port, tier.spec.health_service) == serving:
+                return
+            time.sleep(0.25)
+        raise Unavailable(
+            f"{tier.spec.name} was not SERVING within {self.settings.ready_timeout_s:.0f} s; "
+            f"see {tier.log_path}"
+        )
+
+    def _write_state(self) -> None:
+        state = {
+            "launcher_pid": os.getpid(),
+            "redis": {
+                "url": self.redis.url if self.redis else "",
+                "pid": self.redis.process.pid if self.redis and self.redis.process else None,
+            },
+            "tiers": [
+                {"name": t.spec.name, "port": t.port, "pid": t.process.pid, "log": str(t.log_path)}
+                for t in self.tiers
+            ],
+        }
+        (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2))
+
+    def first_exited(self) -> RunningTier | None:
+        """A tier that died while the stack was supposed to be running."""
+        return next((t for t in self.tiers if t.process.poll() is not None), None)
+
+    def stop(self) -> None:
+        """SIGTERM every process group (tiers in reverse, then Redis), SIGKILL stragglers."""
+        processes = [t.process for t in reversed(self.tiers)]
+        if self.redis and self.redis.process:
+            processes.append(self.redis.process)
+        for process in processes:
+            _signal_group(process, signal.SIGTERM)
+        deadline = time.monotonic() + self.settings.stop_grace_s
+        for process in processes:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(process, signal.SIGKILL)
+                process.wait(timeout=5)
+        (self.run_dir / "stack.json").unlink(missing_ok=True)
+
+
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        return
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

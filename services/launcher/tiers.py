@@ -1,0 +1,29 @@
+"""The tiers `engram up` starts, in order. A new tier registers itself here with its module,
+port variable and health service; the launcher needs nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    """How to run and probe one tier process."""
+
+    name: str
+    module: str  # run as `python -m <module>`
+    env_prefix: str  # ENGRAM_<TIER>_
+    default_port: int
+    health_service: str  # the gRPC service name whose health must be SERVING
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+TIERS: tuple[TierSpec, ...] = (
+    TierSpec(
+        name="embedder",
+        module="services.embedder",
+        env_prefix="ENGRAM_EMBEDDER_",
+        default_port=50051,
+        health_service="engram.v1.EmbedderService",
+    ),
+)

@@ -1,0 +1,54 @@
+"""`engram up`: bring the stack up, print where things are, stop everything on Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from types import FrameType
+
+from services.launcher.settings import LauncherSettings
+from services.launcher.supervisor import Stack
+from services.runtime.errors import EngramError
+
+
+class _Stop(Exception):
+    """Raised from the signal handler to unwind into the `finally` that stops the stack."""
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop(signal.Signals(signum).name)
+
+
+def run_up(settings: LauncherSettings) -> int:
+    """Run the stack in the foreground until SIGINT/SIGTERM or a tier dies. Returns the exit code."""
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
+    stack = Stack(settings)
+    code = 0
+    try:
+        stack.say(f"engram: starting the stack (data under {settings.data_dir.resolve()})")
+        stack.start()
+        stack.say("engram: the stack is up. Ctrl-C stops everything.")
+        stack.say(f"engram: logs in {stack.run_dir.resolve()}/<tier>.log")
+        while True:
+            dead = stack.first_exited()
+            if dead is not None:
+                stack.say(
+                    f"engram: {dead.spec.name} exited with code {dead.process.returncode}; "
+                    f"stopping the stack (see {dead.log_path})"
+                )
+                code = 1
+                break
+            time.sleep(0.5)
+    except _Stop as stop:
+        stack.say(f"engram: {stop} received, stopping")
+    except EngramError as error:
+        print(f"engram: {error.message}", file=sys.stderr, flush=True)
+        code = 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.stop()
+        stack.say("engram: stopped")
+    return code
