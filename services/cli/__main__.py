@@ -21,6 +21,17 @@ def _bench(args: argparse.Namespace) -> int:
     return run_bench(quick=args.quick, only=args.only)
 
 
+def _config(args: argparse.Namespace) -> int:
+    from services.cli.config import markdown, write_readme_table
+
+    if args.write_readme:
+        args.write_readme.write_text(write_readme_table(args.write_readme.read_text()))
+        print(f"updated the configuration table in {args.write_readme}")
+    else:
+        print(markdown())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="engram", description="Engram operator CLI")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -33,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="CI-sized smoke run")
     bench.add_argument("--only", action="append", default=[], help="run only these sections")
     bench.set_defaults(func=_bench)
+    config = sub.add_parser("config", help="print every setting, its variable and default")
+    config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
+    config.set_defaults(func=_config)
     return parser
 
 

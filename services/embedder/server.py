@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import grpc
-
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
+
 from services.embedder.deps import EmbedderDeps
 from services.embedder.servicer import EmbedderServicer
 from services.embedder.settings import EmbedderSettings

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
-
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
+
 from services.embedder.core import TRUNCATION_POLICY, DynamicBatcher, validate_texts
 from services.embedder.deps import EmbedderDeps
 from services.runtime.errors import Unavailable

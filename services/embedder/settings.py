@@ -29,10 +29,12 @@ class EmbedderSettings(TierSettings):
     )
     max_batch: int = Field(64, ge=1, le=4096, description="largest model call the batcher makes")
     max_wait_ms: float = Field(
-        2.0, ge=0, le=1000, description="how long the batcher waits to fill a batch"
+        0.0,
+        ge=0,
+        le=1000,
+        description="extra wait for company before a model call; 0 = batch whatever queued "
+        "while the previous call ran",
     )
     dynamic_batching: bool = Field(True, description="coalesce concurrent requests")
     max_texts: int = Field(512, ge=1, le=100_000, description="most texts in one request")
-    max_text_chars: int = Field(
-        32_768, ge=1, description="longest text accepted, in characters"
-    )
+    max_text_chars: int = Field(32_768, ge=1, description="longest text accepted, in characters")

@@ -49,12 +49,16 @@ def ensure_redis(
     parsed = urlparse(url)
     host, port = parsed.hostname or "127.0.0.1", parsed.port or 6379
     if not allow_start:
-        raise Unavailable(f"no Redis answers at {url} and ENGRAM_START_REDIS is off; {INSTALL_HINT}")
+        raise Unavailable(
+            f"no Redis answers at {url} and ENGRAM_START_REDIS is off; {INSTALL_HINT}"
+        )
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise Unavailable(f"no Redis answers at {url}; only a local one can be started here")
     binary = shutil.which("redis-server")
     if binary is None:
-        raise FailedPrecondition(f"no Redis answers at {url} and redis-server is not installed: {INSTALL_HINT}")
+        raise FailedPrecondition(
+            f"no Redis answers at {url} and redis-server is not installed: {INSTALL_HINT}"
+        )
     redis_dir = data_dir / "redis"
     redis_dir.mkdir(parents=True, exist_ok=True)
     log = (redis_dir / "redis.log").open("ab")
@@ -62,12 +66,18 @@ def ensure_redis(
     process = subprocess.Popen(
         [
             binary,
-            "--bind", host,
-            "--port", str(port),
-            "--dir", str(redis_dir.resolve()),
-            "--appendonly", "yes",
-            "--save", "60 1",
-            "--protected-mode", "yes",
+            "--bind",
+            host,
+            "--port",
+            str(port),
+            "--dir",
+            str(redis_dir.resolve()),
+            "--appendonly",
+            "yes",
+            "--save",
+            "60 1",
+            "--protected-mode",
+            "yes",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

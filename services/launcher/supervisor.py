@@ -89,35 +89,12 @@ class Stack:
     def _start_tier(self, spec: TierSpec) -> None:
         port = tier_port(spec)
         log_path = self.run_dir / f"{spec.name}.log"
-        log = log_path.open("ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", spec.module],
-            env=_tier_env(spec, self.settings, port),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        process = spawn_tier(spec, _tier_env(spec, self.settings, port), log_path)
+        self.tiers.append(RunningTier(spec, port, process, log_path))
+        wait_until_serving(
+            process, spec, self.settings.host, port, log_path, self.settings.ready_timeout_s
         )
-        running = RunningTier(spec, port, process, log_path)
-        self.tiers.append(running)
-        self._wait_serving(running)
         self.say(f"{spec.name:<10} {self.settings.host}:{port} (pid {process.pid}, SERVING)")
-
-    def _wait_serving(self, tier: RunningTier) -> None:
-        deadline = time.monotonic() + self.settings.ready_timeout_s
-        serving = int(health_pb2.HealthCheckResponse.SERVING)
-        while time.monotonic() < deadline:
-            if tier.process.poll() is not None:
-                raise Unavailable(
-                    f"{tier.spec.name} exited with code {tier.process.returncode} before it was "
-                    f"ready; last lines of {tier.log_path}:\n{_tail(tier.log_path)}"
-                )
-            if _health(self.settings.host, tier.port, tier.spec.health_service) == serving:
-                return
-            time.sleep(0.25)
-        raise Unavailable(
-            f"{tier.spec.name} was not SERVING within {self.settings.ready_timeout_s:.0f} s; "
-            f"see {tier.log_path}"
-        )
 
     def _write_state(self) -> None:
         state = {
@@ -152,6 +129,52 @@ class Stack:
                 _signal_group(process, signal.SIGKILL)
                 process.wait(timeout=5)
         (self.run_dir / "stack.json").unlink(missing_ok=True)
+
+
+def spawn_tier(spec: TierSpec, env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start one tier as `python -m <module>` in its own process group, logging to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", spec.module],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def wait_until_serving(
+    process: subprocess.Popen[bytes],
+    spec: TierSpec,
+    host: str,
+    port: int,
+    log_path: Path,
+    timeout_s: float,
+) -> None:
+    """Poll the tier's gRPC health until SERVING; fail early if the process dies."""
+    deadline = time.monotonic() + timeout_s
+    serving = int(health_pb2.HealthCheckResponse.SERVING)
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise Unavailable(
+                f"{spec.name} exited with code {process.returncode} before it was ready; "
+                f"last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        if _health(host, port, spec.health_service) == serving:
+            return
+        time.sleep(0.25)
+    raise Unavailable(f"{spec.name} was not SERVING within {timeout_s:.0f} s; see {log_path}")
+
+
+def stop_process_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the process group, SIGKILL it if it has not ended within `grace_s`."""
+    _signal_group(process, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _signal_group(process, signal.SIGKILL)
+        process.wait(timeout=5)
 
 
 def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:

@@ -21,7 +21,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def run_up(settings: LauncherSettings) -> int:
-    """Run the stack in the foreground until SIGINT/SIGTERM or a tier dies. Returns the exit code."""
+    """Run the stack until SIGINT/SIGTERM or a tier dies; returns the exit code."""
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
     stack = Stack(settings)

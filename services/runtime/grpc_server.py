@@ -33,12 +33,15 @@ ERROR_DOMAIN = "engram"
 def status_details(error: EngramError, grpc_code: grpc.StatusCode) -> bytes:
     """A serialized google.rpc.Status carrying the domain code as an ErrorInfo."""
     info = error_details_pb2.ErrorInfo(
-        reason=error.code, domain=ERROR_DOMAIN, metadata={"field": error.field} if error.field else {}
+        reason=error.code,
+        domain=ERROR_DOMAIN,
+        metadata={"field": error.field} if error.field else {},
     )
     detail = any_pb2.Any()
     detail.Pack(info)
     status = status_pb2.Status(code=grpc_code.value[0], message=error.message, details=[detail])
-    return status.SerializeToString()
+    serialized: bytes = status.SerializeToString()
+    return serialized
 
 
 async def _abort_with(context: grpc.aio.ServicerContext[Any, Any], error: EngramError) -> None:
@@ -208,7 +211,11 @@ def build_server(
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     names = tuple(service_names)
     reflection.enable_server_reflection(
-        (*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+        (
+            *names,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
         server,
     )
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")

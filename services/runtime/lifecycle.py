@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from services.runtime.grpc_server import TierServer
 
@@ -16,8 +17,8 @@ async def serve_until_signalled(
     tier: TierServer,
     *,
     grace_s: float,
-    on_started: Callable[[], Awaitable[None]] | None = None,
-    on_stopping: Callable[[], Awaitable[None]] | None = None,
+    on_started: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    on_stopping: Callable[[], Coroutine[Any, Any, None]] | None = None,
 ) -> None:
     """Start `tier`, run `on_started` (e.g. load the model, then report SERVING), and block
     until SIGTERM or SIGINT; then report NOT_SERVING, drain in-flight RPCs within `grace_s`

@@ -92,9 +92,7 @@ class DynamicBatcher:
         if not self.enabled:
             return await self._call_model(texts)
         self.start()
-        future: asyncio.Future[npt.NDArray[np.float32]] = (
-            asyncio.get_running_loop().create_future()
-        )
+        future: asyncio.Future[npt.NDArray[np.float32]] = asyncio.get_running_loop().create_future()
         self._queue.append(_Pending(texts, future))
         self._wakeup.set()
         return await future

@@ -137,7 +137,7 @@ def load_model(
         # Deliberate: on a loaded small machine torch's default pool oversubscribes the cores;
         # docs/decisions/0004-embedder-cpu-threads.md has the measurements.
         torch.set_num_threads(torch_threads)
-    model = SentenceTransformer(str(path), device=device, local_files_only=True)
+    model: Any = SentenceTransformer(str(path), device=device, local_files_only=True)
     dtype = "float32"
     if device == "cuda" and fp16:
         model.half()

@@ -10,9 +10,9 @@ import grpc
 import numpy as np
 import numpy.typing as npt
 import pytest
+from engram.v1 import embedder_pb2, embedder_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engram.v1 import embedder_pb2, embedder_pb2_grpc
 from services.embedder.core import EmbeddingModel, choose_device
 from services.embedder.deps import EmbedderDeps
 from services.embedder.server import SERVICE_NAME, create_server

@@ -9,8 +9,8 @@ from typing import Any
 
 import grpc
 import pytest
-
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
+
 from services.runtime.errors import InvalidInput, Unavailable
 from services.runtime.grpc_client import ClientPolicy, call, create_channel
 from services.runtime.grpc_server import TierServer, build_server

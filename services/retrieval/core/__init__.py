@@ -1,0 +1,65 @@
+"""The retrieval tier's pure core: the 6-signal scorer, its constants, and intent guessing.
+
+No I/O and no gRPC here; the servicer translates protobuf to these types and back.
+"""
+
+from services.retrieval.core.dampening import (
+    DampeningProfile,
+    SignalDampening,
+    confidence_level,
+    damp,
+    dampen,
+    entropy,
+)
+from services.retrieval.core.intent import IntentGuess, classify_intent
+from services.retrieval.core.library import (
+    COMPANION_LIBRARY,
+    DEFAULT_LIBRARY,
+    TypeLibrary,
+    library_for,
+)
+from services.retrieval.core.salience import bumped_salience, effective_salience, salience_weight
+from services.retrieval.core.scoring import (
+    Candidate,
+    PinStatus,
+    RankerMode,
+    Ranking,
+    ScoreBreakdown,
+    ScoredCandidate,
+    ScoringContext,
+    default_min_score,
+    default_n_results,
+    is_diary_room,
+    rank,
+    select,
+)
+
+__all__ = [
+    "COMPANION_LIBRARY",
+    "DEFAULT_LIBRARY",
+    "Candidate",
+    "DampeningProfile",
+    "IntentGuess",
+    "PinStatus",
+    "RankerMode",
+    "Ranking",
+    "ScoreBreakdown",
+    "ScoredCandidate",
+    "ScoringContext",
+    "SignalDampening",
+    "TypeLibrary",
+    "bumped_salience",
+    "classify_intent",
+    "confidence_level",
+    "damp",
+    "dampen",
+    "default_min_score",
+    "default_n_results",
+    "effective_salience",
+    "entropy",
+    "is_diary_room",
+    "library_for",
+    "rank",
+    "salience_weight",
+    "select",
+]

@@ -1,0 +1,478 @@
+"""The 6-signal scorer: formula, dampening over the set, pin binding, rankers and selection.
+
+Expected numbers are computed by hand from the design (formula, matrices, tiers), written out
+in comments, and never read back from constants.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from services.retrieval.core import (
+    Candidate,
+    PinStatus,
+    RankerMode,
+    Ranking,
+    ScoredCandidate,
+    ScoringContext,
+    default_min_score,
+    rank,
+    select,
+)
+
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+LN2, LN4, LN5, LN14 = math.log(2), math.log(4), math.log(5), math.log(14)
+
+
+def cand(
+    id: str,
+    sim: float = 0.5,
+    memory_type: str = "decision",
+    *,
+    pin: PinStatus = "active",
+    salience: float = 1.0,
+    idle_weeks: float = 0.0,
+    room: str = "projects/engram",
+    added_by: str = "architect",
+    confidence: float | None = None,
+    keyword: bool = False,
+) -> Candidate:
+    return Candidate(
+        id=id,
+        similarity=sim,
+        memory_type=memory_type,
+        pin_status=pin,
+        salience_base=salience,
+        last_activity=NOW - timedelta(weeks=idle_weeks),
+        room=room,
+        added_by=added_by,
+        confidence=confidence,
+        keyword_hit=keyword,
+        vector_hit=True,
+    )
+
+
+def ctx(
+    intent: str = "general",
+    mode: str = "default",
+    *,
+    legacy_authority: bool = False,
+    profile: Mapping[str, str] | None = None,
+    ranker: RankerMode = "full",
+    include_deprecated: bool = False,
+    default_tier: str = "worker",
+) -> ScoringContext:
+    return ScoringContext(
+        mode=mode,
+        intent=intent,
+        now=NOW,
+        legacy_authority=legacy_authority,
+        authority_profile=profile or {},
+        default_tier=default_tier,
+        ranker=ranker,
+        include_deprecated=include_deprecated,
+    )
+
+
+def by_id(ranking: Ranking) -> dict[str, ScoredCandidate]:
+    return {s.id: s for s in ranking.ranked}
+
+
+def ids(scored: list[ScoredCandidate] | tuple[ScoredCandidate, ...]) -> list[str]:
+    return [s.id for s in scored]
+
+
+# ---------------------------------------------------------------- the formula
+
+
+def test_single_candidate_formula_by_hand() -> None:
+    # One candidate: every dampened signal is uniform → 1.0. Debugging w_sal = 1.5.
+    # score = 0.7 × 0.5^1.5 × 0.85 (diary) = 0.7 × 0.353553 × 0.85 = 0.210364; final + 0.04.
+    c = cand("d", 0.7, "bug", salience=0.5, room="me/diary", keyword=True)
+    s = rank([c], ctx("debugging")).ranked[0]
+    expected = 0.7 * 0.5**1.5 * 0.85
+    assert s.score == pytest.approx(expected), f"expected score {expected}, got {s.score}"
+    assert s.final_score == pytest.approx(expected + 0.04)
+    b = s.breakdown
+    assert (b.salience, b.salience_weight) == (0.5, 1.5)
+    assert b.type_multiplier_raw == 1.5 and b.type_factor == 1.0, "uniform type must collapse"
+    assert (b.authority_factor, b.confidence_factor, b.diary_factor) == (1.0, 1.0, 0.85)
+
+
+def test_diverse_pool_with_authority_by_hand() -> None:
+    # Intent design. a: decision (1.5), architect → directive (1.6), salience 0.8.
+    #                b: bug (0.7), engineer → worker (1.0), salience 1.0.
+    # type damp = ln2/ln14 = 0.262650; a: 1 + 0.5·0.262650 = 1.131325, b: 1 − 0.3·0.262650.
+    # authority damp = ln2/ln4 = 0.5; a: 1.3, b: 1.0. Confidence uniform (1.0) → 1.0.
+    # score a = 0.6 × 0.8 × 1.3 × 1.131325 = 0.705947; score b = 0.5 × 0.921205 = 0.460603.
+    profile = {"architect": "directive", "engineer": "worker"}
+    a = cand("a", 0.6, "decision", salience=0.8, added_by="architect")
+    b = cand("b", 0.5, "bug", added_by="engineer")
+    r = rank([b, a], ctx("design", legacy_authority=True, profile=profile))
+    damp_t = LN2 / LN14
+    type_a, type_b = damp_t * 1.5 + (1 - damp_t), damp_t * 0.7 + (1 - damp_t)
+    got = by_id(r)
+    assert got["a"].breakdown.type_factor == pytest.approx(type_a)
+    assert got["b"].breakdown.type_factor == pytest.approx(type_b)
+    assert got["a"].breakdown.authority_factor == pytest.approx(1.3)
+    assert got["a"].score == pytest.approx(0.6 * 0.8 * 1.3 * type_a)
+    assert got["a"].score == pytest.approx(0.705947, abs=1e-6)
+    assert got["b"].score == pytest.approx(0.460603, abs=1e-6)
+    assert ids(r.ranked) == ["a", "b"]
+    assert r.dampening.get("type").damp == pytest.approx(damp_t)
+    assert r.dampening.get("authority").damp == pytest.approx(0.5)
+    assert r.dampening.candidate_count == 2
+
+
+def test_ranked_descending_by_final_score() -> None:
+    r = rank([cand("low", 0.2), cand("high", 0.9), cand("mid", 0.5)], ctx())
+    finals = [s.final_score for s in r.ranked]
+    assert finals == sorted(finals, reverse=True), f"expected descending, got {finals}"
+    assert ids(r.ranked) == ["high", "mid", "low"]
+
+
+def test_tie_break_is_by_id_whatever_the_input_order() -> None:
+    pool = [cand("c"), cand("a"), cand("b")]
+    assert ids(rank(pool, ctx()).ranked) == ["a", "b", "c"]
+    assert ids(rank(list(reversed(pool)), ctx()).ranked) == ["a", "b", "c"]
+
+
+def test_unknown_intent_scores_as_general() -> None:
+    r = rank([cand("a", memory_type="directive"), cand("b", memory_type="bug")], ctx("poetry"))
+    assert r.intent == "general"
+    assert by_id(r)["a"].breakdown.type_multiplier_raw == 1.2, "directive × general"
+
+
+def test_empty_candidate_set_gives_an_empty_ranking() -> None:
+    r = rank([], ctx())
+    assert r.ranked == () and r.dampening.candidate_count == 0
+    assert select(r) == []
+
+
+# ---------------------------------------------------------------- keyword boost
+
+
+def test_keyword_boost_is_additive_regardless_of_factors() -> None:
+    # Same drawer twice, only the keyword hit differs; diary, decay, debugging and a diverse
+    # type pool all scale `score` but the hit adds exactly 0.04 on top.
+    pool = [
+        cand("hit", 0.6, "bug", salience=0.7, idle_weeks=9, room="diary", keyword=True),
+        cand("miss", 0.6, "bug", salience=0.7, idle_weeks=9, room="diary"),
+        cand("other", 0.4, "architecture"),
+    ]
+    got = by_id(rank(pool, ctx("debugging")))
+    assert got["hit"].score == got["miss"].score, "the boost must not touch the product"
+    diff = got["hit"].final_score - got["miss"].final_score
+    assert diff == pytest.approx(0.04, abs=1e-12), f"expected +0.04 exactly, got {diff}"
+    assert got["hit"].breakdown.keyword_boost == 0.04 and got["miss"].breakdown.keyword_boost == 0
+    assert got["miss"].final_score == got["miss"].score
+
+
+def test_keyword_boost_lifts_a_negative_similarity_too() -> None:
+    s = rank([cand("k", -0.2, keyword=True)], ctx()).ranked[0]
+    assert s.final_score == pytest.approx(-0.2 + 0.04)
+
+
+# ---------------------------------------------------------------- similarity floor
+
+
+def test_similarity_below_minus_point_three_is_dropped_before_scoring() -> None:
+    r = rank([cand("gone", -0.31), cand("edge", -0.3), cand("kept", -0.29)], ctx())
+    assert r.below_floor == ("gone",), f"expected only 'gone' dropped, got {r.below_floor}"
+    assert sorted(ids(r.ranked)) == ["edge", "kept"]
+
+
+def test_dropped_candidates_do_not_count_towards_dampening() -> None:
+    r = rank([cand("a", 0.5, "decision"), cand("z", -0.9, "bug")], ctx("design"))
+    entry = r.dampening.get("type")
+    assert entry.distinct_values == 1 and entry.damp == 0.0
+    assert r.ranked[0].breakdown.type_factor == 1.0
+
+
+# ---------------------------------------------------------------- pin status
+
+
+def test_deprecated_is_excluded_by_default() -> None:
+    r = rank([cand("old", 0.9, pin="deprecated"), cand("new", 0.4)], ctx("planning"))
+    assert ids(r.ranked) == ["new"], "a deprecated drawer must not be served for planning"
+    assert r.excluded_deprecated == ("old",)
+
+
+def test_deprecated_is_included_and_flagged_for_history() -> None:
+    r = rank([cand("old", 0.9, pin="deprecated"), cand("new", 0.4)], ctx("history"))
+    got = by_id(r)
+    assert set(got) == {"old", "new"}
+    assert got["old"].deprecated and got["old"].breakdown.deprecated
+    assert not got["new"].deprecated
+
+
+def test_deprecated_is_included_and_flagged_when_asked() -> None:
+    r = rank([cand("old", pin="deprecated")], ctx("planning", include_deprecated=True))
+    assert ids(r.ranked) == ["old"] and r.ranked[0].deprecated
+
+
+def test_companion_has_no_history_intent_so_deprecated_stays_out() -> None:
+    r = rank([cand("old", memory_type="want", pin="deprecated")], ctx("history", "companion"))
+    assert r.ranked == () and r.intent == "general"
+
+
+def test_pinned_drawers_keep_their_salience() -> None:
+    pool = [
+        cand("pinned", pin="pinned", salience=0.9, idle_weeks=52),
+        cand("active", salience=0.9, idle_weeks=52),
+    ]
+    got = by_id(rank(pool, ctx()))
+    assert got["pinned"].breakdown.salience == 0.9
+    assert got["active"].breakdown.salience == pytest.approx(0.9 * 0.975**52)
+
+
+# ---------------------------------------------------------------- salience weight
+
+
+@pytest.mark.parametrize(
+    ("intent", "w_sal"), [("debugging", 1.5), ("planning", 0.8), ("review", 1)]
+)
+def test_salience_is_raised_to_the_intent_weight(intent: str, w_sal: float) -> None:
+    s = rank([cand("a", salience=0.64)], ctx(intent)).ranked[0]
+    assert s.breakdown.salience_weight == w_sal
+    assert s.breakdown.salience_factor == pytest.approx(0.64**w_sal)
+
+
+# ---------------------------------------------------------------- authority
+
+
+def test_authority_is_off_without_legacy_authority() -> None:
+    profile = {"architect": "directive", "engineer": "worker"}
+    pool = [cand("a", added_by="architect"), cand("b", added_by="engineer")]
+    r = rank(pool, ctx(profile=profile))
+    assert all(s.breakdown.authority_factor == 1.0 for s in r.ranked)
+    assert all(s.breakdown.authority_raw == 1.0 for s in r.ranked)
+    entry = r.dampening.get("authority")
+    assert not entry.enabled and not entry.fired
+
+
+def test_single_author_pool_collapses_authority_to_one() -> None:
+    profile = {"architect": "directive"}
+    pool = [cand("a", 0.6), cand("b", 0.5)]
+    r = rank(pool, ctx(legacy_authority=True, profile=profile))
+    for s in r.ranked:
+        assert s.breakdown.authority_raw == 1.6
+        assert s.breakdown.authority_factor == 1.0, "same author: expected factor exactly 1.0"
+    assert r.dampening.get("authority").enabled and not r.dampening.get("authority").fired
+
+
+def test_different_authors_in_one_tier_do_not_fire() -> None:
+    profile = {"alice": "advisory", "bob": "advisory"}
+    pool = [cand("a", added_by="alice"), cand("b", added_by="bob")]
+    r = rank(pool, ctx(legacy_authority=True, profile=profile))
+    assert [s.breakdown.authority_factor for s in r.ranked] == [1.0, 1.0]
+
+
+def test_unprofiled_authors_take_the_default_tier() -> None:
+    # architect → directive (1.6); stranger → execution (1.1) by default_tier.
+    # Two tiers of four: damp 0.5 → 1.3 and 1.05.
+    profile = {"architect": "directive"}
+    pool = [cand("a", added_by="architect"), cand("s", added_by="stranger")]
+    c = ctx(legacy_authority=True, profile=profile, default_tier="execution")
+    got = by_id(rank(pool, c))
+    assert got["s"].breakdown.authority_raw == 1.1
+    assert got["s"].breakdown.authority_factor == pytest.approx(1.05)
+    assert got["a"].breakdown.authority_factor == pytest.approx(1.3)
+
+
+def test_unknown_tier_in_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown tiers \\['overlord'\\]"):
+        ctx(legacy_authority=True, profile={"x": "overlord"})
+
+
+# ---------------------------------------------------------------- confidence
+
+
+def test_default_confidence_of_opinion_fires_against_decisions() -> None:
+    # opinion → 0.6 (level 3), decision → 1.0 (level 5): damp = ln2/ln5 = 0.430677.
+    # opinion factor = 0.430677·0.6 + 0.569323 = 0.827729.
+    r = rank([cand("o", memory_type="opinion"), cand("d", memory_type="decision")], ctx())
+    got = by_id(r)
+    damp_c = LN2 / LN5
+    assert got["o"].breakdown.confidence_raw == 0.6
+    assert got["o"].breakdown.confidence_factor == pytest.approx(damp_c * 0.6 + 1 - damp_c)
+    assert got["o"].breakdown.confidence_factor == pytest.approx(0.827729, abs=1e-6)
+    assert got["d"].breakdown.confidence_factor == 1.0
+
+
+def test_drawer_confidence_overrides_the_type_default() -> None:
+    r = rank([cand("low", confidence=0.3), cand("sure")], ctx())
+    got = by_id(r)
+    damp_c = LN2 / LN5
+    assert got["low"].breakdown.confidence_raw == 0.3
+    assert got["low"].breakdown.confidence_factor == pytest.approx(damp_c * 0.3 + 1 - damp_c)
+
+
+def test_uniform_confidence_collapses_even_when_low() -> None:
+    r = rank([cand("a", confidence=0.7), cand("b", confidence=0.7)], ctx())
+    assert [s.breakdown.confidence_factor for s in r.ranked] == [1.0, 1.0]
+
+
+# ---------------------------------------------------------------- type × intent
+
+
+def test_same_type_pool_collapses_the_type_factor() -> None:
+    pool = [cand(str(i), 0.5 + i / 100, "architecture") for i in range(10)]
+    r = rank(pool, ctx("planning"))
+    for s in r.ranked:
+        assert s.breakdown.type_multiplier_raw == 1.4
+        assert s.breakdown.type_factor == 1.0, "ten same-typed drawers: expected 1.0"
+    assert not r.dampening.get("type").fired
+
+
+def test_unknown_type_is_neutral_but_counts_as_diversity() -> None:
+    r = rank([cand("d", memory_type="decision"), cand("x", memory_type="musing")], ctx("design"))
+    got = by_id(r)
+    damp_t = LN2 / LN14
+    assert got["x"].breakdown.type_multiplier_raw == 1.0 and got["x"].breakdown.type_factor == 1.0
+    assert got["d"].breakdown.type_factor == pytest.approx(damp_t * 1.5 + 1 - damp_t)
+
+
+def test_companion_mode_uses_the_speech_act_matrix() -> None:
+    pool = [cand("w", memory_type="want"), cand("o", memory_type="observation")]
+    r = rank(pool, ctx("state_check", "companion"))
+    got = by_id(r)
+    damp_t = LN2 / LN4  # two of four companion types
+    assert got["o"].breakdown.type_multiplier_raw == 1.4
+    assert got["o"].breakdown.type_factor == pytest.approx(damp_t * 1.4 + 1 - damp_t)
+    assert ids(r.ranked) == ["o", "w"]
+
+
+# ---------------------------------------------------------------- diary
+
+
+def test_diary_room_is_penalised_outside_history() -> None:
+    pool = [cand("diary", room="personal/Diary-2026"), cand("canon", room="projects/engram")]
+    got = by_id(rank(pool, ctx("planning")))
+    assert got["diary"].breakdown.diary_factor == 0.85, "room name match is case-insensitive"
+    assert got["canon"].breakdown.diary_factor == 1.0
+    assert got["diary"].score == pytest.approx(0.85 * got["canon"].score)
+
+
+def test_diary_penalty_is_never_dampened() -> None:
+    pool = [cand(str(i), room="me/diary") for i in range(5)]
+    for s in rank(pool, ctx("design")).ranked:
+        assert s.breakdown.diary_factor == 0.85, "an all-diary pool must still be penalised"
+        assert s.score == pytest.approx(0.5 * 0.85)
+
+
+def test_history_reads_diaries_without_penalty() -> None:
+    s = rank([cand("d", room="me/diary")], ctx("history")).ranked[0]
+    assert s.breakdown.diary_factor == 1.0
+
+
+@pytest.mark.parametrize(
+    ("intent", "factor"), [("recall", 1.0), ("reflection", 1.0), ("general", 0.85)]
+)
+def test_companion_historical_intents_read_diaries_without_penalty(
+    intent: str, factor: float
+) -> None:
+    s = rank([cand("d", memory_type="want", room="diary")], ctx(intent, "companion")).ranked[0]
+    assert s.breakdown.diary_factor == factor, f"{intent}: expected diary factor {factor}"
+
+
+# ---------------------------------------------------------------- ranker modes
+
+
+def _busy_pool() -> list[Candidate]:
+    return [
+        cand("a", 0.6, "decision", added_by="architect", room="diary", idle_weeks=30),
+        cand("b", 0.5, "bug", added_by="engineer", keyword=True, confidence=0.2),
+        cand("c", 0.55, "opinion", added_by="engineer", salience=0.3),
+        cand("old", 0.9, "decision", pin="deprecated"),
+        cand("far", -0.5, "bug"),
+    ]
+
+
+def test_hybrid_ranker_is_similarity_plus_keyword_boost() -> None:
+    profile = {"architect": "directive", "engineer": "worker"}
+    r = rank(_busy_pool(), ctx("design", legacy_authority=True, profile=profile, ranker="hybrid"))
+    for s in r.ranked:
+        b = s.breakdown
+        factors = (b.salience_factor, b.authority_factor, b.confidence_factor, b.type_factor)
+        assert factors == (1.0, 1.0, 1.0, 1.0) and b.diary_factor == 1.0, f"{s.id}: {b}"
+        assert s.final_score == s.candidate.similarity + (0.04 if s.candidate.keyword_hit else 0)
+    assert ids(r.ranked) == ["a", "c", "b"], "0.6, 0.55, 0.5 + 0.04"
+    assert not any(entry.enabled for entry in r.dampening.signals)
+
+
+def test_cosine_ranker_is_similarity_alone() -> None:
+    r = rank(_busy_pool(), ctx("design", ranker="cosine"))
+    for s in r.ranked:
+        assert s.final_score == s.candidate.similarity and s.breakdown.keyword_boost == 0.0
+    assert ids(r.ranked) == ["a", "c", "b"]
+
+
+@pytest.mark.parametrize("ranker", ["full", "hybrid", "cosine"])
+def test_every_ranker_applies_the_floor_and_pin_binding(ranker: RankerMode) -> None:
+    r = rank(_busy_pool(), ctx("design", ranker=ranker))
+    assert r.below_floor == ("far",) and r.excluded_deprecated == ("old",)
+    assert r.ranker == ranker
+
+
+# ---------------------------------------------------------------- selection
+
+
+def test_nothing_above_min_score_is_silence() -> None:
+    r = rank([cand("a", 0.3), cand("b", 0.2)], ctx())
+    assert select(r, min_score=0.5) == [], "nothing cleared min_score: expected an empty result"
+
+
+def test_min_score_applies_to_the_final_score() -> None:
+    r = rank([cand("hit", 0.1, keyword=True), cand("miss", 0.1)], ctx())
+    assert ids(select(r, min_score=0.12)) == ["hit"], "0.1 + 0.04 clears 0.12; 0.1 does not"
+
+
+def test_n_results_cuts_after_ordering() -> None:
+    r = rank([cand(f"d{i}", 0.3 + i / 20) for i in range(6)], ctx())
+    assert ids(select(r, n_results=2, min_score=0.0)) == ["d5", "d4"]
+    assert select(r, n_results=0) == []
+
+
+def test_companion_defaults_to_five_results() -> None:
+    pool = [cand(f"w{i}", 0.9, "want") for i in range(8)]
+    assert len(select(rank(pool, ctx(mode="companion")))) == 5
+
+
+def test_default_mode_defaults_to_ten_results() -> None:
+    pool = [cand(f"d{i:02}", 0.9) for i in range(12)]
+    assert len(select(rank(pool, ctx()))) == 10
+
+
+@pytest.mark.parametrize("mode", ["default", "companion"])
+def test_default_min_score_silences_weak_matches(mode: str) -> None:
+    floor = default_min_score(mode)
+    memory_type = "want" if mode == "companion" else "decision"
+    pool = [cand("weak", floor / 2, memory_type), cand("strong", floor + 0.3, memory_type)]
+    assert ids(select(rank(pool, ctx(mode=mode)))) == ["strong"]
+
+
+def test_negative_n_results_is_refused() -> None:
+    with pytest.raises(ValueError, match="n_results must be 0 or more"):
+        select(rank([], ctx()), n_results=-1)
+
+
+# ---------------------------------------------------------------- invalid input
+
+
+def test_unknown_mode_and_ranker_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown deployment mode"):
+        ctx(mode="swarm")
+    with pytest.raises(ValueError, match="ranker 'bm25'"):
+        ctx(ranker="bm25")  # type: ignore[arg-type]
+
+
+def test_unknown_pin_status_and_nan_similarity_are_refused() -> None:
+    with pytest.raises(ValueError, match="pin_status 'archived'"):
+        cand("a", pin="archived")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NaN"):
+        cand("a", float("nan"))
