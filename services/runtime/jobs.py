@@ -1,0 +1,698 @@
+"""Background jobs on Redis, through arq: durable, retried, cancellable, with progress.
+
+Two halves share one Redis: `JobQueue` (the gateway's side: enqueue, get, list, cancel, watch)
+and `JobWorker` (a tier's side: runs handlers by job kind). Every name lives under the
+queue name, so tests and deployments isolate themselves by choosing one:
+
+    <q>:job:<id>          JobRecord as JSON: the state a person sees; survives restarts
+    <q>:jobs, <q>:jobs:store:<store>   sorted sets of ids by creation time, for `list`
+    <q>:events:<id>       pub/sub channel; every record write publishes the new record
+    <q>:queue             arq's queue; arq's own keys are arq:{job,retry,in-progress}:<q>:<id>
+
+arq owns delivery (queue, claim, retry count); the record owns what it means. Record writes
+are optimistic transactions (WATCH) carrying a version that grows by one on each write.
+
+Crash recovery: arq claims a job by setting arq:in-progress:<q>:<id> with a TTL; the job
+stays in the queue until it finishes. A running job's worker refreshes that TTL every
+`lease_s / 3`, so a killed worker's claim lapses within `lease_s` and any worker's next poll
+starts the job again with `attempt + 1`. A stopped worker (close(), SIGTERM) gives its jobs
+back at once, without using up a try. Hence **handlers must be idempotent**: an attempt may
+have done part or all of its work before its worker died. Handler exceptions are retried
+(`retry_delay_s * attempt` later) up to `max_tries`; `EngramError`s other than
+Unavailable/Overloaded are not, since the same input fails the same way. A job whose
+`max_tries` attempts all died with their workers is marked failed by the next worker.
+
+Cancellation is cooperative: `cancel()` marks the record; the handler's next `report()`
+that reaches Redis raises `JobCancelled` (a BaseException, so per-item `except Exception`
+guards do not swallow it). A queued job is taken out of arq's queue at once.
+arq's own abort (`allow_abort_jobs`) is not used: it cancels the handler's task at any
+await, which could cut a write to a sidecar in half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from arq.connections import ArqRedis
+from arq.constants import in_progress_key_prefix, job_key_prefix, retry_key_prefix
+from arq.jobs import Job
+from arq.worker import Retry, Worker, func
+from pydantic import BaseModel, Field
+from redis.asyncio.client import Pipeline
+from redis.exceptions import RedisError, WatchError
+
+from services.runtime.errors import (
+    Conflict,
+    EngramError,
+    InvalidInput,
+    NotFound,
+    Overloaded,
+    Unavailable,
+)
+from services.runtime.redis import describe, ensure_answering, unavailable
+
+logger = logging.getLogger(__name__)
+
+_FUNCTION = "engram_job"
+_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
+_MAX_RECORDED_ERRORS = 100
+# arq's own timeout only catches a wrapper that hangs after our handler deadline fired.
+_TIMEOUT_BACKSTOP_S = 60.0
+_WATCH_RETRIES = 50
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATES = frozenset({JobState.DONE, JobState.FAILED, JobState.CANCELLED})
+
+
+class JobProgress(BaseModel):
+    items_done: int = 0
+    items_total: int = 0
+    units_done: float = 0.0
+    unit: str = ""
+    message: str = ""
+
+
+class JobItemError(BaseModel):
+    item_id: str
+    code: str
+    message: str
+
+
+class JobRecord(BaseModel):
+    """A job as people see it. `error` says why it failed; `errors` are per-item problems
+    (the first 100 of `errors_total`) of the latest attempt."""
+
+    id: str
+    kind: str
+    store: str
+    state: JobState
+    progress: JobProgress = Field(default_factory=JobProgress)
+    errors: list[JobItemError] = Field(default_factory=list)
+    errors_total: int = 0
+    error: str = ""
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    attempts: int = 0
+    result: dict[str, Any] = Field(default_factory=dict)
+    cancel_requested: bool = False
+    version: int = 0
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+# Both derive from BaseException, like asyncio.CancelledError: a handler's per-item
+# `except Exception` must not swallow them and carry on.
+class JobCancelled(BaseException):
+    """Raised by `JobContext.report` once cancellation was requested; let it propagate."""
+
+
+class _Superseded(BaseException):
+    """This attempt no longer owns the record (its lease lapsed and another attempt began)."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _dumps(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, default=repr).encode()
+
+
+def _loads(raw: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+class _Keys:
+    def __init__(self, queue_name: str) -> None:
+        if not queue_name or any(c in queue_name for c in "*?[] \n"):
+            raise ValueError(f"queue name {queue_name!r} must be non-empty, without glob chars")
+        self.prefix = queue_name
+        self.all = f"{queue_name}:jobs"
+        self.queue = f"{queue_name}:queue"
+
+    def record(self, job_id: str) -> str:
+        return f"{self.prefix}:job:{job_id}"
+
+    def store(self, store: str) -> str:
+        return f"{self.prefix}:jobs:store:{store}"
+
+    def channel(self, job_id: str) -> str:
+        return f"{self.prefix}:events:{job_id}"
+
+    def arq_id(self, job_id: str) -> str:
+        return f"{self.prefix}:{job_id}"
+
+
+@contextlib.contextmanager
+def _outage_as_unavailable(url: str) -> Iterator[None]:
+    try:
+        yield
+    except (RedisError, OSError) as e:
+        raise unavailable(url, describe(e)) from e
+
+
+async def _open(url: str, queue: str, timeout_s: float) -> ArqRedis:
+    try:
+        pool: ArqRedis = ArqRedis.from_url(url, socket_connect_timeout=timeout_s)
+    except ValueError as e:
+        raise InvalidInput(f"Redis URL is not valid ({e})", field="redis_url") from e
+    # JSON rather than arq's default pickle: a job read from Redis can never run code.
+    pool.job_serializer = _dumps
+    pool.job_deserializer = _loads
+    pool.default_queue_name = queue
+    await ensure_answering(pool, url, timeout_s)
+    return pool
+
+
+ChangeFn = Callable[[JobRecord], JobRecord | None]
+ExtraFn = Callable[[Pipeline, JobRecord], None]
+
+
+class _Records:
+    """Reads and optimistic writes of job records (shared by queue and worker)."""
+
+    def __init__(self, pool: ArqRedis, keys: _Keys, url: str, retention_s: float) -> None:
+        self.pool, self.keys, self.url, self.retention_s = pool, keys, url, retention_s
+
+    async def load(self, job_id: str) -> JobRecord | None:
+        raw = await self.pool.get(self.keys.record(job_id))
+        return None if raw is None else JobRecord.model_validate_json(raw)
+
+    async def mutate(
+        self, job_id: str, change: ChangeFn, extra: ExtraFn | None = None
+    ) -> JobRecord | None:
+        """Apply `change` atomically; None when there is no record. `change` returning None
+        leaves the record as it is; an exception from it aborts the write."""
+        key = self.keys.record(job_id)
+        for _ in range(_WATCH_RETRIES):
+            async with self.pool.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(key)
+                    raw = await pipe.get(key)
+                    if raw is None:
+                        return None
+                    current = JobRecord.model_validate_json(raw)
+                    new = change(current)
+                    if new is None:
+                        return current
+                    new = new.model_copy(update={"version": current.version + 1})
+                    data = new.model_dump_json()
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    # Finished records go after `retention_s`; live ones stay until they end.
+                    pipe.set(key, data, ex=int(self.retention_s) if new.terminal else None)
+                    pipe.publish(self.keys.channel(job_id), data)
+                    if extra is not None:
+                        extra(pipe, new)
+                    await pipe.execute()
+                    return new
+                except WatchError:
+                    continue
+        raise Unavailable(f"job {job_id} is being changed too often to update; try again")
+
+
+class JobQueue:
+    """Submit, inspect, list, cancel and watch jobs. Use `async with` or call `close()`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        queue_name: str = "engram:jobs",
+        retention_s: float = 7 * 86400,
+        timeout_s: float = 2.0,
+    ) -> None:
+        self.url = url
+        self.keys = _Keys(queue_name)
+        self.retention_s = retention_s
+        self.timeout_s = timeout_s
+        self._records: _Records | None = None
+        self._lock = asyncio.Lock()
+
+    async def __aenter__(self) -> JobQueue:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Connect and ping; raises Unavailable when Redis does not answer."""
+        async with self._lock:
+            if self._records is None:
+                pool = await _open(self.url, self.keys.queue, self.timeout_s)
+                self._records = _Records(pool, self.keys, self.url, self.retention_s)
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        if self._records is not None:
+            await self._records.pool.aclose()
+            self._records = None
+
+    async def _recs(self) -> _Records:
+        if self._records is None:
+            await self.connect()
+        assert self._records is not None
+        return self._records
+
+    async def enqueue(
+        self, kind: str, store: str, payload: dict[str, Any], *, job_id: str | None = None
+    ) -> JobRecord:
+        """Queue a job for the worker that handles `kind`. Conflict if `job_id` is taken."""
+        for name, value in (("kind", kind), ("store", store)):
+            if not value or len(value) > 200:
+                raise InvalidInput(f"job {name} must be 1-200 characters", field=name)
+        if job_id is not None and not _ID.match(job_id):
+            raise InvalidInput("job id must be 1-128 of A-Z a-z 0-9 _ . -", field="job_id")
+        try:
+            json.dumps(payload, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidInput(f"job payload must be plain JSON: {e}", field="payload") from e
+        job_id = job_id or uuid.uuid4().hex
+        record = JobRecord(
+            id=job_id, kind=kind, store=store, state=JobState.QUEUED, created_at=_now()
+        )
+        recs = await self._recs()
+        score = record.created_at.timestamp()
+        indexes = (self.keys.all, self.keys.store(store))
+        with _outage_as_unavailable(self.url):
+            # The record first: a worker never meets a job without one.
+            async with recs.pool.pipeline(transaction=True) as pipe:
+                pipe.set(self.keys.record(job_id), record.model_dump_json(), nx=True)
+                for index in indexes:
+                    pipe.zadd(index, {job_id: score}, nx=True)
+                created = (await pipe.execute())[0]
+            if not created:
+                raise Conflict(f"a job with id {job_id!r} already exists")
+            job: Job | None = None
+            try:
+                job = await recs.pool.enqueue_job(
+                    _FUNCTION, job_id, kind, store, payload, _job_id=self.keys.arq_id(job_id)
+                )
+            finally:
+                if job is None:
+                    # No worker will ever run it: do not leave a record saying "queued".
+                    with contextlib.suppress(RedisError, OSError):
+                        await recs.pool.delete(self.keys.record(job_id))
+                        for index in indexes:
+                            await recs.pool.zrem(index, job_id)
+        if job is None:
+            raise Conflict(f"job {job_id!r} is still in arq's queue from an earlier submission")
+        return record
+
+    async def get(self, job_id: str) -> JobRecord:
+        """The job's current record; NotFound for unknown (or long-finished) ids."""
+        recs = await self._recs()
+        with _outage_as_unavailable(self.url):
+            record = await recs.load(job_id)
+        if record is None:
+            raise NotFound(
+                f"no job {job_id!r}: check the id (finished jobs are kept "
+                f"{self.retention_s / 86400:g} days)"
+            )
+        return record
+
+    async def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a job: a queued one at once, a running one at its next progress report.
+        A finished job is returned unchanged."""
+        recs = await self._recs()
+        arq_id = self.keys.arq_id(job_id)
+
+        def change(record: JobRecord) -> JobRecord | None:
+            if record.terminal:
+                return None
+            update: dict[str, Any] = {"cancel_requested": True}
+            if record.state is JobState.QUEUED:
+                update |= {"state": JobState.CANCELLED, "finished_at": _now()}
+            return record.model_copy(update=update)
+
+        def dequeue(pipe: Pipeline, record: JobRecord) -> None:
+            if record.state is JobState.CANCELLED:
+                pipe.zrem(self.keys.queue, arq_id)
+                pipe.delete(job_key_prefix + arq_id, retry_key_prefix + arq_id)
+
+        with _outage_as_unavailable(self.url):
+            updated = await recs.mutate(job_id, change, dequeue)
+        if updated is None:
+            raise NotFound(f"no job {job_id!r} to cancel")
+        return updated
+
+    async def events(self, job_id: str, *, poll_s: float = 1.0) -> AsyncIterator[JobRecord]:
+        """Yield the record now and after every change, ending after a terminal state.
+
+        Changes arrive by pub/sub; when none arrives for `poll_s` the record is re-read,
+        so a lost message or a dropped subscription delays an update by at most `poll_s`.
+        Records are yielded in version order, never twice.
+        """
+        recs = await self._recs()
+        pubsub = recs.pool.pubsub()
+        try:
+            with _outage_as_unavailable(self.url):
+                # Subscribe before the first read, so no change falls between the two.
+                await pubsub.subscribe(self.keys.channel(job_id))
+                record = await self.get(job_id)
+                yield record
+                last = record.version
+                while not record.terminal:
+                    message = await pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=poll_s
+                    )
+                    if message is None:
+                        record = await self.get(job_id)
+                    elif message["type"] == "message":
+                        record = JobRecord.model_validate_json(message["data"])
+                    if record.version > last:
+                        last = record.version
+                        yield record
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def list(self, store: str | None = None, limit: int = 50) -> builtins.list[JobRecord]:
+        """The newest jobs first, of one store or of all."""
+        if not 1 <= limit <= 1000:
+            raise InvalidInput(f"limit must be 1-1000, got {limit}", field="limit")
+        recs = await self._recs()
+        index = self.keys.store(store) if store else self.keys.all
+        found: builtins.list[JobRecord] = []
+        start = 0
+        with _outage_as_unavailable(self.url):
+            while len(found) < limit:
+                ids = await recs.pool.zrevrange(index, start, start + limit - 1)
+                if not ids:
+                    break
+                raws = await recs.pool.mget([self.keys.record(i.decode()) for i in ids])
+                expired = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
+                found += [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
+                if expired:
+                    # Finished records expire on their own; their index entries go here.
+                    await recs.pool.zrem(index, *expired)
+                start += len(ids) - len(expired)
+        return found[:limit]
+
+
+class JobContext:
+    """What a handler gets: its job's identity, `attempt` (1-based), and progress calls."""
+
+    def __init__(self, records: _Records, record: JobRecord, report_interval_s: float) -> None:
+        self.job_id, self.kind, self.store = record.id, record.kind, record.store
+        self.attempt = record.attempts
+        self.progress = JobProgress()
+        self.errors: builtins.list[JobItemError] = []
+        self.errors_total = 0
+        self._records = records
+        self._interval = report_interval_s
+        self._last_write = float("-inf")
+
+    async def report(
+        self,
+        *,
+        items_done: int | None = None,
+        items_total: int | None = None,
+        units_done: float | None = None,
+        unit: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Record progress (None leaves a field as it is). Written to Redis at most once per
+        `report_interval_s`; each write raises JobCancelled if cancellation was asked."""
+        changes = {
+            "items_done": items_done,
+            "items_total": items_total,
+            "units_done": units_done,
+            "unit": unit,
+            "message": message,
+        }
+        update = {k: v for k, v in changes.items() if v is not None}
+        self.progress = self.progress.model_copy(update=update)
+        if time.monotonic() - self._last_write >= self._interval:
+            await self._write()
+
+    async def item_error(self, item_id: str, code: str, message: str) -> None:
+        """Note that one item failed while the job goes on; saved with the next report."""
+        self.errors_total += 1
+        if len(self.errors) < _MAX_RECORDED_ERRORS:
+            self.errors.append(JobItemError(item_id=item_id, code=code, message=message))
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {
+            "progress": self.progress,
+            "errors": self.errors[:],
+            "errors_total": self.errors_total,
+        }
+
+    async def _write(self) -> None:
+        def change(record: JobRecord) -> JobRecord:
+            if record.state is not JobState.RUNNING or record.attempts != self.attempt:
+                raise _Superseded(f"job {self.job_id} attempt {self.attempt} lost its lease")
+            if record.cancel_requested:
+                raise JobCancelled(f"job {self.job_id} was cancelled")
+            return record.model_copy(update=self._snapshot())
+
+        self._last_write = time.monotonic()
+        await self._records.mutate(self.job_id, change)
+
+
+Handler = Callable[[JobContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class JobWorker:
+    """Runs the jobs of one queue, by kind, until `close()`.
+
+    Handlers must be idempotent (see the module docstring): a job whose worker died runs
+    again from the start, at most `lease_s` after the death.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        queue_name: str,
+        handlers: Mapping[str, Handler],
+        *,
+        max_jobs: int = 4,
+        job_timeout_s: float = 3600.0,
+        max_tries: int = 3,
+        lease_s: float = 30.0,
+        poll_delay_s: float = 0.5,
+        retry_delay_s: float = 2.0,
+        report_interval_s: float = 0.5,
+        retention_s: float = 7 * 86400,
+        timeout_s: float = 2.0,
+    ) -> None:
+        if not handlers or max_tries < 1 or lease_s <= 0 or job_timeout_s <= 0:
+            raise ValueError("need handlers, max_tries >= 1, lease_s > 0 and job_timeout_s > 0")
+        self.url, self.keys, self.handlers = url, _Keys(queue_name), dict(handlers)
+        self.max_jobs, self.job_timeout_s, self.max_tries = max_jobs, job_timeout_s, max_tries
+        self.lease_s, self.poll_delay_s, self.retry_delay_s = lease_s, poll_delay_s, retry_delay_s
+        self.report_interval_s, self.retention_s = report_interval_s, retention_s
+        self.timeout_s = timeout_s
+        self._records: _Records | None = None
+        self._arq: Worker | None = None
+        self._closing = False
+
+    async def run(self) -> None:
+        """Connect and run jobs until `close()`. Unavailable if Redis does not answer."""
+        pool = await _open(self.url, self.keys.queue, self.timeout_s)
+        self._records = _Records(pool, self.keys, self.url, self.retention_s)
+        self._arq = Worker(
+            # One try more than ours, so the attempt after a final crash reaches `_execute`
+            # and is recorded as failed instead of ending silently inside arq.
+            functions=[func(self._execute, name=_FUNCTION, max_tries=self.max_tries + 1)],
+            queue_name=self.keys.queue,
+            redis_pool=pool,
+            handle_signals=False,
+            max_jobs=self.max_jobs,
+            job_timeout=self.job_timeout_s + _TIMEOUT_BACKSTOP_S,
+            keep_result=0,
+            poll_delay=self.poll_delay_s,
+            job_serializer=_dumps,
+            job_deserializer=_loads,
+            log_results=False,
+        )
+        # arq derives its claim TTL from the job timeout (an hour here); a short lease that
+        # `_heartbeat` renews lets a dead worker's job start again within seconds.
+        self._arq.in_progress_timeout_s = self.lease_s
+        if self._closing:
+            await pool.aclose()
+            return
+        try:
+            await self._arq.async_run()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self._closing or (task is not None and task.cancelling()):
+                raise
+        finally:
+            if not self._closing:
+                await self.close()
+
+    async def close(self) -> None:
+        """Stop: running jobs go back to the queue and run again on a worker."""
+        self._closing = True
+        arq_worker, self._arq = self._arq, None
+        if arq_worker is None or self._records is None:
+            return
+        # Not arq's Worker.close(): it cancels jobs even while they record their end, and
+        # then raises CancelledError. Here the poll loop stops first, so no job starts after
+        # this; then handlers are cancelled and each job's bookkeeping is let finish.
+        if arq_worker.main_task is not None:
+            arq_worker.main_task.cancel()
+            await asyncio.wait([arq_worker.main_task])
+        for handler_task in arq_worker.job_tasks.values():
+            handler_task.cancel()
+        if arq_worker.tasks:
+            await asyncio.wait(builtins.list(arq_worker.tasks.values()))
+        pool = self._records.pool
+        try:
+            await pool.delete(arq_worker.health_check_key)
+        except (RedisError, OSError) as e:
+            logger.warning("could not clear the worker's health key: %s", describe(e))
+        await pool.aclose()
+
+    async def _heartbeat(self, pool: ArqRedis, arq_id: str) -> None:
+        key = in_progress_key_prefix + arq_id
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                await pool.pexpire(key, int(self.lease_s * 1000))
+            except (RedisError, OSError) as e:
+                logger.warning("could not renew the lease of job %s: %s", arq_id, describe(e))
+
+    async def _execute(
+        self, ctx: dict[str, Any], job_id: str, kind: str, store: str, payload: dict[str, Any]
+    ) -> None:
+        records = self._records
+        assert records is not None
+        arq_id = str(ctx["job_id"])
+        heartbeat = asyncio.create_task(self._heartbeat(records.pool, arq_id))
+        try:
+            await self._attempt(records, job_id, kind, payload, int(ctx["job_try"]))
+        except asyncio.CancelledError:
+            # A stopping worker is not a failed try: hand the try back, or a few rolling
+            # restarts during a long job would use up `max_tries`.
+            await records.pool.decr(retry_key_prefix + arq_id)
+            raise
+        finally:
+            heartbeat.cancel()
+
+    def _start(self, attempt: int) -> ChangeFn:
+        def change(record: JobRecord) -> JobRecord | None:
+            if record.terminal:
+                return None
+            end = {"finished_at": _now(), "attempts": attempt}
+            if record.cancel_requested:
+                return record.model_copy(update={"state": JobState.CANCELLED, **end})
+            if attempt > self.max_tries:
+                error = (
+                    f"gave up after {self.max_tries} attempts: each one's worker died before "
+                    f"finishing (killed, or out of touch with Redis for over {self.lease_s:g} s)"
+                )
+                return record.model_copy(update={"state": JobState.FAILED, "error": error, **end})
+            start = {"state": JobState.RUNNING, "started_at": record.started_at or _now()}
+            fresh = {"progress": JobProgress(), "errors": [], "errors_total": 0}
+            return record.model_copy(update={**start, **fresh, "attempts": attempt})
+
+        return change
+
+    async def _attempt(
+        self, records: _Records, job_id: str, kind: str, payload: dict[str, Any], attempt: int
+    ) -> None:
+        record = await records.mutate(job_id, self._start(attempt))
+        if record is None:
+            logger.warning("job %s has no record (expired or deleted); dropping it", job_id)
+            return
+        if record.state is not JobState.RUNNING or record.attempts != attempt:
+            return
+        handler = self.handlers.get(kind)
+        if handler is None:
+            known = ", ".join(sorted(self.handlers))
+            error = f"no handler for job kind {kind!r} on this worker (it runs: {known})"
+            await self._end(records, record, JobState.FAILED, {"error": error})
+            return
+        context = JobContext(records, record, self.report_interval_s)
+        try:
+            async with asyncio.timeout(self.job_timeout_s) as deadline:
+                result = await handler(context, payload)
+        except JobCancelled:
+            await self._end(records, record, JobState.CANCELLED, context._snapshot())
+        except _Superseded:
+            logger.warning("job %s attempt %d lost its lease to another; stopped", job_id, attempt)
+        except asyncio.CancelledError:
+            note = {"error": f"attempt {attempt} stopped with its worker; it will run again"}
+            await self._end(records, record, JobState.QUEUED, note)
+            raise
+        except Exception as e:  # the job boundary: every handler failure lands in the record
+            await self._failed(records, record, context, e, deadline.expired())
+        else:
+            await self._done(records, record, context, result)
+
+    async def _done(
+        self, records: _Records, record: JobRecord, context: JobContext, result: object
+    ) -> None:
+        try:
+            if not isinstance(result, dict):
+                raise TypeError(f"a handler returns a dict, this one gave {type(result).__name__}")
+            json.dumps(result, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            # A bug in the handler, not a passing failure: retrying would redo the work.
+            error = f"handler for {record.kind!r} returned a result that is not plain JSON: {e}"
+            await self._end(
+                records, record, JobState.FAILED, {**context._snapshot(), "error": error}
+            )
+            return
+        update = {**context._snapshot(), "result": result}
+        await self._end(records, record, JobState.DONE, update)
+
+    async def _failed(
+        self,
+        records: _Records,
+        record: JobRecord,
+        context: JobContext,
+        error: Exception,
+        timed_out: bool,
+    ) -> None:
+        attempt = record.attempts
+        message = f"{type(error).__name__}: {error}"
+        retry = True
+        if timed_out:
+            message, retry = f"took longer than the {self.job_timeout_s:g} s job timeout", False
+        elif isinstance(error, EngramError):
+            # Its message is written for people; only "try later" kinds are worth a retry.
+            message, retry = error.message, isinstance(error, (Unavailable, Overloaded))
+        if retry and attempt < self.max_tries:
+            logger.warning("job %s attempt %d failed, will retry: %s", record.id, attempt, message)
+            note = {"error": f"attempt {attempt} failed ({message}); retrying"}
+            await self._end(records, record, JobState.QUEUED, note)
+            raise Retry(defer=self.retry_delay_s * attempt) from error
+        logger.exception("job %s (%s) failed on attempt %d", record.id, record.kind, attempt)
+        await self._end(records, record, JobState.FAILED, {**context._snapshot(), "error": message})
+
+    async def _end(
+        self, records: _Records, record: JobRecord, state: JobState, update: dict[str, Any]
+    ) -> None:
+        def change(current: JobRecord) -> JobRecord | None:
+            if current.state is not JobState.RUNNING or current.attempts != record.attempts:
+                return None
+            finished = {"finished_at": _now()} if state in TERMINAL_STATES else {}
+            return current.model_copy(update={**update, **finished, "state": state})
+
+        await records.mutate(record.id, change)

@@ -1,0 +1,360 @@
+"""The job layer against a real Redis: lifecycle, retries, cancellation, events, crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from services.runtime.errors import Conflict, InvalidInput, NotFound, Unavailable
+from services.runtime.jobs import (
+    Handler,
+    JobContext,
+    JobQueue,
+    JobRecord,
+    JobState,
+    JobWorker,
+)
+from services.runtime.redis import connect_redis
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+async def queue_name(redis_url: str) -> AsyncIterator[str]:
+    name = f"engram-test-{uuid.uuid4().hex[:12]}"
+    yield name
+    client: aioredis.Redis = aioredis.Redis.from_url(redis_url)
+    keys = [key async for key in client.scan_iter(match=f"*{name}*", count=1000)]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
+@pytest.fixture
+async def queue(redis_url: str, queue_name: str) -> AsyncIterator[JobQueue]:
+    async with JobQueue(redis_url, queue_name=queue_name) as q:
+        yield q
+
+
+@asynccontextmanager
+async def running_worker(
+    redis_url: str, queue_name: str, handlers: dict[str, Handler], **options: Any
+) -> AsyncIterator[JobWorker]:
+    settings: dict[str, Any] = {
+        "poll_delay_s": 0.02,
+        "report_interval_s": 0.0,
+        "retry_delay_s": 0.0,
+        "lease_s": 2.0,
+        **options,
+    }
+    worker = JobWorker(redis_url, queue_name, handlers, **settings)
+    task = asyncio.create_task(worker.run())
+    try:
+        yield worker
+    finally:
+        await worker.close()
+        await asyncio.wait_for(task, 5)
+
+
+async def wait_for_state(
+    queue: JobQueue, job_id: str, states: Collection[JobState], timeout_s: float = 10.0
+) -> JobRecord:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        record = await queue.get(job_id)
+        if record.state in states:
+            return record
+        if time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} wanted {set(states)} within {timeout_s}s: {record}")
+        await asyncio.sleep(0.02)
+
+
+async def test_a_job_runs_to_done_recording_progress_and_item_errors(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    async def count(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        for i in range(1, payload["n"] + 1):
+            await ctx.report(items_done=i, items_total=payload["n"], units_done=10.0 * i, unit="B")
+        await ctx.item_error("item-2", "too_large", "item 2 is over the limit")
+        return {"counted": payload["n"]}
+
+    queued = await queue.enqueue("count", "store-a", {"n": 3})
+    assert queued.state is JobState.QUEUED
+    async with running_worker(redis_url, queue_name, {"count": count}):
+        done = await wait_for_state(queue, queued.id, {JobState.DONE, JobState.FAILED})
+    assert done.state is JobState.DONE, done.error
+    assert done.result == {"counted": 3}
+    assert (done.progress.items_done, done.progress.items_total) == (3, 3)
+    assert (done.progress.units_done, done.progress.unit) == (30.0, "B")
+    assert [e.item_id for e in done.errors] == ["item-2"] and done.errors_total == 1
+    assert done.attempts == 1
+    assert done.started_at is not None and done.finished_at is not None
+    assert [r.id for r in await queue.list("store-a")] == [queued.id]
+    assert await queue.list("store-b") == []
+    assert queued.id in [r.id for r in await queue.list()]
+
+
+async def test_a_failing_handler_is_retried_then_failed_with_its_message(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    calls: list[int] = []
+
+    async def broken(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        calls.append(ctx.attempt)
+        raise RuntimeError("disk on fire")
+
+    job = await queue.enqueue("broken", "s", {})
+    async with running_worker(redis_url, queue_name, {"broken": broken}, max_tries=2):
+        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
+    assert failed.state is JobState.FAILED
+    assert "disk on fire" in failed.error
+    assert calls == [1, 2] and failed.attempts == 2
+
+
+async def test_invalid_input_from_a_handler_is_not_retried(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    calls: list[int] = []
+
+    async def strict(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        calls.append(ctx.attempt)
+        raise InvalidInput("field x is missing")
+
+    job = await queue.enqueue("strict", "s", {})
+    async with running_worker(redis_url, queue_name, {"strict": strict}, max_tries=3):
+        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
+    assert failed.error == "field x is missing" and calls == [1]
+
+
+async def test_cancel_stops_a_running_job_at_its_next_report(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    async def endless(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        for i in range(1000):
+            await ctx.report(items_done=i)
+            await asyncio.sleep(0.01)
+        return {"finished": True}
+
+    job = await queue.enqueue("endless", "s", {})
+    async with running_worker(redis_url, queue_name, {"endless": endless}):
+        await wait_for_state(queue, job.id, {JobState.RUNNING})
+        requested = await queue.cancel(job.id)
+        assert requested.cancel_requested
+        cancelled = await wait_for_state(queue, job.id, {JobState.CANCELLED, JobState.DONE})
+    assert cancelled.state is JobState.CANCELLED
+    assert cancelled.result == {} and cancelled.finished_at is not None
+    assert (await queue.cancel(job.id)).state is JobState.CANCELLED
+
+
+async def test_cancellation_is_not_swallowed_by_a_handlers_except_exception(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    async def per_item(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        for i in range(1000):
+            try:
+                await ctx.report(items_done=i)
+            except Exception as e:  # the usual per-item guard
+                await ctx.item_error(str(i), "error", str(e))
+            await asyncio.sleep(0.01)
+        return {}
+
+    job = await queue.enqueue("per_item", "s", {})
+    async with running_worker(redis_url, queue_name, {"per_item": per_item}):
+        await wait_for_state(queue, job.id, {JobState.RUNNING})
+        await queue.cancel(job.id)
+        cancelled = await wait_for_state(queue, job.id, {JobState.CANCELLED, JobState.DONE})
+    assert cancelled.state is JobState.CANCELLED and cancelled.errors_total == 0
+
+
+async def test_timeouts_and_non_json_results_fail_without_retry(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    calls: list[str] = []
+
+    async def sleepy(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        calls.append("sleepy")
+        await asyncio.sleep(30)
+        return {}
+
+    async def odd(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        calls.append("odd")
+        return {"when": object()}
+
+    handlers: dict[str, Handler] = {"sleepy": sleepy, "odd": odd}
+    slow = await queue.enqueue("sleepy", "s", {})
+    bad = await queue.enqueue("odd", "s", {})
+    unknown = await queue.enqueue("nobody-handles-this", "s", {})
+    async with running_worker(redis_url, queue_name, handlers, job_timeout_s=0.3):
+        ends = [await wait_for_state(queue, j.id, {JobState.FAILED}) for j in (slow, bad, unknown)]
+    assert "0.3 s job timeout" in ends[0].error
+    assert "not plain JSON" in ends[1].error
+    assert "no handler for job kind 'nobody-handles-this'" in ends[2].error
+    assert sorted(calls) == ["odd", "sleepy"]
+
+
+async def test_a_job_out_of_tries_after_crashes_is_marked_failed(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    ran: list[int] = []
+
+    async def never(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        ran.append(ctx.attempt)
+        return {}
+
+    job = await queue.enqueue("never", "s", {})
+    # As if two workers had died inside it: arq counts tries in this key.
+    client: aioredis.Redis = aioredis.Redis.from_url(redis_url)
+    await client.set(f"arq:retry:{queue.keys.arq_id(job.id)}", 2)
+    await client.aclose()
+    async with running_worker(redis_url, queue_name, {"never": never}, max_tries=2):
+        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
+    assert failed.state is JobState.FAILED and "gave up after 2 attempts" in failed.error
+    assert ran == []
+
+
+async def test_cancel_takes_a_queued_job_out_of_the_queue(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    ran: list[str] = []
+
+    async def record(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        ran.append(ctx.job_id)
+        return {}
+
+    first = await queue.enqueue("record", "s", {})
+    cancelled = await queue.cancel(first.id)
+    assert cancelled.state is JobState.CANCELLED
+    second = await queue.enqueue("record", "s", {})
+    async with running_worker(redis_url, queue_name, {"record": record}, max_jobs=1):
+        await wait_for_state(queue, second.id, {JobState.DONE})
+    assert ran == [second.id]
+    assert (await queue.get(first.id)).state is JobState.CANCELLED
+
+
+async def test_events_yield_progress_then_the_terminal_record(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    gate = asyncio.Event()
+
+    async def gated(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        await ctx.report(items_done=1, items_total=2)
+        await asyncio.wait_for(gate.wait(), 5)
+        await ctx.report(items_done=2)
+        return {"ok": True}
+
+    job = await queue.enqueue("gated", "s", {})
+    seen: list[JobRecord] = []
+    async with running_worker(redis_url, queue_name, {"gated": gated}):
+
+        async def watch() -> None:
+            async for record in queue.events(job.id, poll_s=0.5):
+                seen.append(record)
+                if record.progress.items_done == 1:
+                    gate.set()
+
+        await asyncio.wait_for(watch(), 10)
+    assert seen[0].state is JobState.QUEUED
+    assert seen[-1].state is JobState.DONE and seen[-1].result == {"ok": True}
+    assert any(r.state is JobState.RUNNING and r.progress.items_done == 1 for r in seen)
+    versions = [r.version for r in seen]
+    assert versions == sorted(set(versions))
+
+
+async def test_a_stopped_worker_gives_its_job_back_without_using_a_try(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    started = asyncio.Event()
+    attempts: list[int] = []
+
+    async def slow(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        attempts.append(ctx.attempt)
+        if not started.is_set():
+            started.set()
+            await asyncio.sleep(30)
+        return {"attempt": ctx.attempt}
+
+    job = await queue.enqueue("slow", "s", {})
+    async with running_worker(redis_url, queue_name, {"slow": slow}):
+        await asyncio.wait_for(started.wait(), 5)
+    stopped = await queue.get(job.id)
+    assert stopped.state is JobState.QUEUED and "will run again" in stopped.error
+    async with running_worker(redis_url, queue_name, {"slow": slow}):
+        done = await wait_for_state(queue, job.id, {JobState.DONE})
+    assert attempts == [1, 1] and done.attempts == 1
+
+
+async def test_a_job_whose_worker_is_killed_is_retried_and_done_once(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    marker = f"{queue_name}:marker"
+    client: aioredis.Redis = aioredis.Redis.from_url(redis_url)
+    command = [sys.executable, "-m", "tests.unit.runtime._job_worker_proc"]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+
+    def spawn() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([*command, redis_url, queue_name, marker], cwd=REPO_ROOT, env=env)
+
+    first = spawn()
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        job = await queue.enqueue("crashable", "s", {"value": "written-once"})
+        deadline = time.monotonic() + 15
+        while not await client.exists(f"{marker}:inside"):
+            assert first.poll() is None, "the first worker exited on its own"
+            assert time.monotonic() < deadline, "the first worker never started the job"
+            await asyncio.sleep(0.05)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=5)
+        assert (await queue.get(job.id)).state is JobState.RUNNING
+        second = spawn()
+        done = await wait_for_state(queue, job.id, {JobState.DONE, JobState.FAILED}, 20)
+        assert done.state is JobState.DONE, done.error
+        assert done.attempts == 2 and done.result == {"attempt": 2}
+        assert await client.get(f"{marker}:attempts") == b"2"
+        assert await client.get(f"{marker}:completions") == b"1"
+        assert await client.get(f"{marker}:result") == b"written-once"
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        await client.aclose()
+
+
+async def test_unknown_ids_bad_payloads_and_duplicates_are_refused(queue: JobQueue) -> None:
+    with pytest.raises(NotFound):
+        await queue.get("no-such-job")
+    with pytest.raises(NotFound):
+        await queue.cancel("no-such-job")
+    with pytest.raises(InvalidInput):
+        await queue.enqueue("k", "s", {"when": object()})
+    with pytest.raises(InvalidInput):
+        await queue.enqueue("k", "s", {}, job_id="has spaces")
+    await queue.enqueue("k", "s", {}, job_id="fixed-id")
+    with pytest.raises(Conflict):
+        await queue.enqueue("k", "s", {}, job_id="fixed-id")
+
+
+async def test_an_unreachable_redis_is_reported_as_unavailable() -> None:
+    url = "redis://user:hunter2@127.0.0.1:1/0"
+    with pytest.raises(Unavailable) as raised:
+        await connect_redis(url, timeout_s=0.5)
+    assert "is not answering" in raised.value.message
+    assert "hunter2" not in raised.value.message
+    with pytest.raises(Unavailable):
+        await JobQueue(url, queue_name="engram-test-unreachable", timeout_s=0.5).connect()
