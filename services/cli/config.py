@@ -7,6 +7,7 @@ from pydantic_settings import BaseSettings
 
 from services.embedder.settings import EmbedderSettings
 from services.launcher.settings import LauncherSettings
+from services.retrieval.settings import RetrievalSettings
 from services.runtime.settings import StorageSettings
 
 # Settings classes in README order. A new tier adds its class here.
@@ -14,6 +15,7 @@ SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     LauncherSettings,
     StorageSettings,
     EmbedderSettings,
+    RetrievalSettings,
 )
 
 

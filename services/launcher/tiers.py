@@ -26,4 +26,11 @@ TIERS: tuple[TierSpec, ...] = (
         default_port=50051,
         health_service="engram.v1.EmbedderService",
     ),
+    TierSpec(
+        name="retrieval",
+        module="services.retrieval",
+        env_prefix="ENGRAM_RETRIEVAL_",
+        default_port=50052,
+        health_service="engram.v1.RetrievalService",
+    ),
 )

@@ -15,12 +15,13 @@ from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from services.runtime.errors import EngramError, status_for
+from services.runtime.errors import EngramError, InvalidInput, status_for
 from services.runtime.metrics import RpcMetrics
 from services.runtime.settings import TierSettings
 
@@ -69,28 +70,29 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
         if handler is None:
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
+        deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
                 self._wrap_unary(handler.stream_unary, method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._wrap_stream(handler.unary_stream, method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream:
             return grpc.stream_stream_rpc_method_handler(
                 self._wrap_stream(handler.stream_stream, method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         return handler
@@ -100,7 +102,7 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             started = time.perf_counter()
             code = "OK"
             try:
-                return await behaviour(request, context)
+                return await behaviour(_checked(request), context)
             except EngramError as error:
                 code = status_for(error).grpc_code.name
                 await _abort_with(context, error)
@@ -122,7 +124,7 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             started = time.perf_counter()
             code = "OK"
             try:
-                async for item in behaviour(request, context):
+                async for item in behaviour(_checked(request), context):
                     yield item
             except EngramError as error:
                 code = status_for(error).grpc_code.name
@@ -137,6 +139,50 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
                 self._metrics.observe(method, code, time.perf_counter() - started)
 
         return wrapped
+
+
+@dataclass(frozen=True)
+class _Undecodable:
+    """Stands in for a request whose bytes are not a valid message (e.g. invalid UTF-8 in a
+    string field), so the handler can answer INVALID_ARGUMENT instead of gRPC's INTERNAL."""
+
+    reason: str
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as error:
+            return _Undecodable(str(error) or "malformed message")
+
+    return deserialize
+
+
+def _undecodable_error(request: _Undecodable) -> InvalidInput:
+    return InvalidInput(
+        "the request is not a valid protobuf message (string fields must be UTF-8): "
+        f"{request.reason}"
+    )
+
+
+def _checked(request: Any) -> Any:
+    """The request itself, or for a streamed request an iterator that checks each message."""
+    if isinstance(request, _Undecodable):
+        raise _undecodable_error(request)
+    if hasattr(request, "__aiter__"):
+        return _checked_stream(request)
+    return request
+
+
+async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        if isinstance(request, _Undecodable):
+            raise _undecodable_error(request)
+        yield request
 
 
 def _context_code(context: grpc.aio.ServicerContext[Any, Any]) -> str:

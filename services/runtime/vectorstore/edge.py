@@ -2,13 +2,19 @@
 
 Layout under the store's path (one path per store, chosen by the caller)::
 
-    <path>/<collection>/collection.json   our record: dimension, distance, format
+    <path>/<collection>/collection.json   our record: dimension, distance, format, live shard
     <path>/<collection>/shard/            the Edge shard (segments, WAL, edge_config.json)
+    <path>/<collection>/shard-<hex>/      the live shard after a background index build
 
 `collection.json` is written only after the shard exists, so it marks a finished
 collection: a shard folder without it is a creation that crashed half-way, and is redone.
 Dropping renames the folder to a `.dropped-…` tombstone before deleting it, so a crash
 mid-delete never leaves a half-collection under a live name.
+
+Background index builds (driven by `indexing.py`, decision 0005) copy the live shard to a
+new `shard-<hex>` folder, optimize the copy in a child process, and make it live by
+rewriting `collection.json`'s `shard` key (write-then-rename). Any shard folder the record
+does not name is a build that never finished, or a retired shard, and is removed on open.
 
 Locking: each collection has one lock held across every call into its shard. Edge keeps
 the GIL for the whole of each call (measured: a Python thread is starved for the full
@@ -25,17 +31,18 @@ import logging
 import os
 import shutil
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 import numpy as np
 import qdrant_edge as qe
 
-from services.runtime.errors import InvalidInput, NotFound, Unavailable
+from services.runtime.errors import Conflict, InvalidInput, NotFound, Unavailable
 from services.runtime.vectorstore.base import (
     FieldEquals,
     FieldIn,
@@ -70,11 +77,17 @@ logger = logging.getLogger(__name__)
 
 _META_FILE = "collection.json"
 _SHARD_DIR = "shard"
+# Shard folders made by background index builds: `shard-<hex>`.
+_BUILD_PREFIX = "shard-"
 _LOCK_FILE = ".lock"
 _TOMBSTONE_PREFIX = ".dropped-"
 _META_FORMAT = 1
 # Bounds the size of one Edge update (and of its WAL record) for big ingests.
 _UPSERT_BATCH = 1024
+# finish_index_build replays the journal onto the new shard outside the lock while it is
+# longer than this, so the part replayed with reads and writes held is at most this long.
+_SWAP_TAIL_OPS = 64
+_CATCH_UP_ROUNDS = 8
 
 
 @dataclass
@@ -83,7 +96,47 @@ class _Collection:
     dimension: int
     shard: qe.EdgeShard
     lock: threading.Lock
+    shard_dir: Path
     closed: bool = False
+    # Taken by writers before `lock`, so a snapshot can hold writes back while reads go on.
+    write_gate: threading.Lock = field(default_factory=threading.Lock)
+    # While an index build runs: its id, and every update applied since its snapshot, in
+    # order, to be replayed onto the rebuilt shard before it goes live.
+    build_id: str | None = None
+    journal: list[qe.UpdateOperation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """How much of a collection Edge's HNSW index covers, from the shard's own counters."""
+
+    points: int
+    indexed_vectors: int
+    segments: int
+    building: bool
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """A consistent copy of a collection's shard, taken for a background index build."""
+
+    collection: str
+    build_id: str
+    dimension: int
+    path: Path
+    points: int
+    # How long writes were held back while the shard was flushed and copied (reads were not).
+    writes_paused_s: float
+
+
+@dataclass(frozen=True)
+class SwapReport:
+    """What finish_index_build did: journal replay, and how long everything was held."""
+
+    replayed_ops: int
+    load_s: float
+    # How long reads and writes on the collection were held for the final switch.
+    paused_s: float
 
 
 class EdgeVectorStore(VectorStore):
@@ -98,6 +151,7 @@ class EdgeVectorStore(VectorStore):
         self._registry_lock = threading.Lock()
         self._closed = False
         self._remove_tombstones()
+        self._remove_unfinished_builds()
 
     # -- collections -------------------------------------------------------------------
 
@@ -119,8 +173,10 @@ class EdgeVectorStore(VectorStore):
                 shutil.rmtree(shard_dir)
             folder.mkdir(exist_ok=True)
             shard = qe.EdgeShard.create(str(shard_dir), _edge_config(dimension))
-            _write_meta(folder / _META_FILE, dimension)
-            self._collections[name] = _Collection(name, dimension, shard, threading.Lock())
+            _write_meta(folder / _META_FILE, dimension, shard_dir.name)
+            self._collections[name] = _Collection(
+                name, dimension, shard, threading.Lock(), shard_dir
+            )
 
     def drop_collection(self, name: str) -> None:
         """Close the collection's shard and delete its folder; missing is not an error."""
@@ -153,6 +209,7 @@ class EdgeVectorStore(VectorStore):
 
         Blocks the calling thread and, because Edge holds the GIL, every other Python
         thread of the process for the duration (seconds per 10k vectors at 384 dims).
+        A serving process uses `indexing.IndexBuilder` instead, which builds in a child.
         """
         with self._use(collection) as handle:
             changed = handle.shard.optimize()
@@ -177,7 +234,7 @@ class EdgeVectorStore(VectorStore):
 
     def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points; all are validated before any is written."""
-        with self._use(collection) as handle:
+        with self._use(collection, write=True) as handle:
             edge_points = [
                 qe.Point(
                     point_uuid(point.id),
@@ -188,29 +245,29 @@ class EdgeVectorStore(VectorStore):
             ]
             for start in range(0, len(edge_points), _UPSERT_BATCH):
                 batch = edge_points[start : start + _UPSERT_BATCH]
-                handle.shard.update(qe.UpdateOperation.upsert_points(batch))
+                _update(handle, qe.UpdateOperation.upsert_points(batch))
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete points by id; ids not stored are ignored."""
         point_ids: list[qe.PointId] = [point_uuid(point_id) for point_id in unique_ids(ids)]
-        with self._use(collection) as handle:
+        with self._use(collection, write=True) as handle:
             if point_ids:
-                handle.shard.update(qe.UpdateOperation.delete_points(point_ids))
+                _update(handle, qe.UpdateOperation.delete_points(point_ids))
 
     def delete_by_filter(self, collection: str, flt: Filter) -> int:
         """Delete the points matching `flt`; return how many there were (exact: locked)."""
         edge_filter = _edge_filter(_require_conditions(flt))
-        with self._use(collection) as handle:
+        with self._use(collection, write=True) as handle:
             matched = handle.shard.count(qe.CountRequest(exact=True, filter=edge_filter))
             if matched and edge_filter is not None:
-                handle.shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+                _update(handle, qe.UpdateOperation.delete_points_by_filter(edge_filter))
             return matched
 
     def set_payload(self, collection: str, ids: Sequence[str], payload: dict[str, Any]) -> None:
         """Merge `payload` into each point's payload; NotFound and no change if any is missing."""
         wanted = unique_ids(ids)
         check_payload(payload)
-        with self._use(collection) as handle:
+        with self._use(collection, write=True) as handle:
             if not wanted or not payload:
                 return
             point_ids: list[qe.PointId] = [point_uuid(point_id) for point_id in wanted]
@@ -224,7 +281,7 @@ class EdgeVectorStore(VectorStore):
                     f" {missing[0]!r}; no payload was changed",
                     field="ids",
                 )
-            handle.shard.update(qe.UpdateOperation.set_payload(point_ids, dict(payload)))
+            _update(handle, qe.UpdateOperation.set_payload(point_ids, dict(payload)))
 
     # -- reads -------------------------------------------------------------------------
 
@@ -300,17 +357,143 @@ class EdgeVectorStore(VectorStore):
         page = [_stored_point(record, with_vectors) for record in records]
         return page, None if next_id is None else str(next_id)
 
+    # -- background index builds (driven by indexing.IndexBuilder; decision 0005) ---------
+
+    def index_status(self, collection: str) -> IndexStatus:
+        """Points, HNSW-indexed vectors and segments of the live shard, and whether a build runs."""
+        with self._use(collection) as handle:
+            info = handle.shard.info()
+            return IndexStatus(
+                points=info.points_count,
+                indexed_vectors=info.indexed_vectors_count,
+                segments=info.segments_count,
+                building=handle.build_id is not None,
+            )
+
+    def begin_index_build(self, collection: str) -> IndexSnapshot:
+        """Copy the live shard to a new folder and start journaling writes; Conflict if a
+        build already runs.
+
+        Writes wait while the shard is flushed and copied, so the copy is the exact state the
+        journal starts from; reads go on meanwhile (the copy runs without the collection
+        lock, and file copies release the GIL).
+        """
+        handle = self._open_collection(collection)
+        started = time.perf_counter()
+        with handle.write_gate:
+            with self._locked(handle):
+                if handle.build_id is not None:
+                    raise Conflict(
+                        f"an index build of collection {collection!r} is already running",
+                        field="collection",
+                    )
+                handle.shard.flush()
+                points = handle.shard.info().points_count
+                source = handle.shard_dir
+            build_id = uuid.uuid4().hex
+            target = source.parent / f"{_BUILD_PREFIX}{build_id}"
+            try:
+                shutil.copytree(source, target)
+            except OSError:
+                shutil.rmtree(target, ignore_errors=True)
+                with self._locked(handle):  # NotFound / Unavailable if dropped or closed
+                    pass
+                raise
+            with self._locked(handle):
+                handle.build_id = build_id
+                handle.journal = []
+        paused = time.perf_counter() - started
+        return IndexSnapshot(collection, build_id, handle.dimension, target, points, paused)
+
+    def finish_index_build(self, snapshot: IndexSnapshot) -> SwapReport:
+        """Make the optimized copy live: replay the journal onto it, then switch over.
+
+        Most of the journal is replayed while reads and writes go on; only the last few
+        operations, the record rewrite and the handle swap hold the collection lock. Conflict
+        if this build is no longer current (the collection was dropped and made again).
+        """
+        handle = self._open_collection(snapshot.collection)
+        started = time.perf_counter()
+        shard = qe.EdgeShard.load(str(snapshot.path))
+        load_s = time.perf_counter() - started
+        try:
+            applied = 0
+            for _ in range(_CATCH_UP_ROUNDS):
+                with self._locked(handle):
+                    self._check_build(handle, snapshot)
+                    pending = handle.journal[applied:]
+                if len(pending) <= _SWAP_TAIL_OPS:
+                    break
+                for operation in pending:
+                    shard.update(operation)
+                applied += len(pending)
+            shard.flush()
+            with self._locked(handle):
+                paused_from = time.perf_counter()
+                self._check_build(handle, snapshot)
+                tail = handle.journal[applied:]
+                for operation in tail:
+                    shard.update(operation)
+                _write_meta(
+                    self._root / snapshot.collection / _META_FILE,
+                    handle.dimension,
+                    snapshot.path.name,
+                )
+                retired, retired_dir = handle.shard, handle.shard_dir
+                handle.shard, handle.shard_dir = shard, snapshot.path
+                handle.build_id, handle.journal = None, []
+                paused_s = time.perf_counter() - paused_from
+        except BaseException:
+            shard.close()
+            raise
+        # Nobody can hold the retired shard now: every use goes through the lock and the
+        # handle already points at the new one.
+        retired.close()
+        shutil.rmtree(retired_dir, ignore_errors=True)
+        logger.info(
+            "index build is live",
+            extra={"collection": snapshot.collection, "replayed": applied + len(tail)},
+        )
+        return SwapReport(applied + len(tail), load_s, paused_s)
+
+    def abort_index_build(self, snapshot: IndexSnapshot) -> None:
+        """Stop journaling for this build and delete its copy; the live shard is untouched."""
+        with self._registry_lock:
+            handle = self._collections.get(snapshot.collection)
+        if handle is not None:
+            with handle.lock:
+                if handle.build_id == snapshot.build_id:
+                    handle.build_id, handle.journal = None, []
+        shutil.rmtree(snapshot.path, ignore_errors=True)
+
+    def _check_build(self, handle: _Collection, snapshot: IndexSnapshot) -> None:
+        if handle.build_id != snapshot.build_id:
+            raise Conflict(
+                f"the index build of collection {snapshot.collection!r} was superseded: the"
+                " collection was dropped or rebuilt meanwhile",
+                field="collection",
+            )
+
     # -- internals ---------------------------------------------------------------------
 
     @contextmanager
-    def _use(self, name: str) -> Iterator[_Collection]:
-        """The open collection, locked for the duration of the block."""
+    def _use(self, name: str, *, write: bool = False) -> Iterator[_Collection]:
+        """The open collection, locked for the duration of the block.
+
+        Writers pass the write gate first: an index build's snapshot holds it while it copies
+        the shard, which pauses writes but not reads.
+        """
         collection = self._open_collection(name)
+        with collection.write_gate if write else nullcontext(), self._locked(collection):
+            yield collection
+
+    @contextmanager
+    def _locked(self, collection: _Collection) -> Iterator[_Collection]:
         with collection.lock:
             if collection.closed:
                 # The store was closed, or the collection dropped, between lookup and lock.
                 self._check_open()
-                raise NotFound(f"collection {name!r} was dropped", field="collection")
+                raise NotFound(f"collection {collection.name!r} was dropped", field="collection")
             yield collection
 
     def _open_collection(self, name: str) -> _Collection:
@@ -326,8 +509,9 @@ class EdgeVectorStore(VectorStore):
                     f"collection {name!r} does not exist: create it with ensure_collection",
                     field="collection",
                 )
-            shard = qe.EdgeShard.load(str(self._root / name / _SHARD_DIR))
-            collection = _Collection(name, dimension, shard, threading.Lock())
+            shard_dir = self._root / name / _live_shard_name(self._root / name / _META_FILE)
+            shard = qe.EdgeShard.load(str(shard_dir))
+            collection = _Collection(name, dimension, shard, threading.Lock(), shard_dir)
             self._collections[name] = collection
             return collection
 
@@ -354,6 +538,22 @@ class EdgeVectorStore(VectorStore):
             if entry.name.startswith(_TOMBSTONE_PREFIX) and entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
 
+    def _remove_unfinished_builds(self) -> None:
+        # Shard folders collection.json does not name: a build that never went live (its
+        # writes are all in the live shard too), or a retired shard whose delete was cut off.
+        for folder in self._root.iterdir():
+            meta_path = folder / _META_FILE
+            if folder.name.startswith(_TOMBSTONE_PREFIX) or not meta_path.is_file():
+                continue
+            live = _live_shard_name(meta_path)
+            for entry in folder.iterdir():
+                if entry.is_dir() and entry.name.startswith(_BUILD_PREFIX) and entry.name != live:
+                    logger.warning(
+                        "removing unfinished index build",
+                        extra={"collection": folder.name, "folder": entry.name},
+                    )
+                    shutil.rmtree(entry, ignore_errors=True)
+
 
 def _lock_store(path: Path) -> TextIO:
     """Hold an exclusive lock on the store folder for the life of the store.
@@ -377,15 +577,32 @@ def _edge_config(dimension: int) -> qe.EdgeConfig:
     return qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine))
 
 
-def _write_meta(path: Path, dimension: int) -> None:
-    # Write-then-rename so a crash never leaves a truncated record that looks finished.
+def _write_meta(path: Path, dimension: int, shard: str) -> None:
+    # Write-then-rename so a crash never leaves a truncated record that looks finished. The
+    # rename is also what makes a rebuilt shard live: one atomic step.
     tmp = path.with_suffix(".tmp")
-    record = {"format": _META_FORMAT, "dimension": dimension, "distance": "cosine"}
+    record = {"format": _META_FORMAT, "dimension": dimension, "distance": "cosine", "shard": shard}
     with tmp.open("w", encoding="utf-8") as handle:
         json.dump(record, handle)
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
+
+
+def _live_shard_name(meta_path: Path) -> str:
+    """The live shard folder named by collection.json; "shard" for stores that predate builds."""
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    name = meta.get("shard", _SHARD_DIR)
+    if not isinstance(name, str) or not (name == _SHARD_DIR or name.startswith(_BUILD_PREFIX)):
+        raise Unavailable(f"{meta_path} is damaged (shard {name!r}): restore it")
+    return name
+
+
+def _update(collection: _Collection, operation: qe.UpdateOperation) -> None:
+    """Apply one update to the live shard, and journal it while an index build runs."""
+    collection.shard.update(operation)
+    if collection.build_id is not None:
+        collection.journal.append(operation)
 
 
 def _require_conditions(flt: Filter) -> Filter:

@@ -1,0 +1,81 @@
+"""The embedder's client, used by every tier that needs vectors (retrieval, corpus, authoring).
+
+It splits large inputs into requests the embedder accepts, decodes the packed float32 rows,
+and keeps a small LRU cache of single-text results (search queries repeat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+
+import grpc
+import numpy as np
+import numpy.typing as npt
+from engram.v1 import embedder_pb2, embedder_pb2_grpc
+
+from services.runtime.grpc_client import ClientPolicy, call, create_channel
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbedderClient:
+    """Async client of EmbedderService with request splitting and a query cache."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        policy: ClientPolicy | None = None,
+        request_texts: int = 256,
+        cache_size: int = 2048,
+    ) -> None:
+        self._channel: grpc.aio.Channel = create_channel(
+            target, policy or ClientPolicy(deadline_s=60)
+        )
+        self._stub = embedder_pb2_grpc.EmbedderServiceStub(self._channel)
+        self._request_texts = request_texts
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._cache_size = cache_size
+        self.dimension: int | None = None
+
+    async def info(self) -> embedder_pb2.InfoResponse:
+        """What the embedder serves (model, dimension, limits)."""
+        reply: embedder_pb2.InfoResponse = await call(self._stub.Info, embedder_pb2.InfoRequest())
+        self.dimension = reply.dimension
+        self._request_texts = min(self._request_texts, reply.max_texts or self._request_texts)
+        return reply
+
+    async def embed(self, texts: list[str]) -> Vectors:
+        """One unit-norm row per text, in order. Large inputs go as several concurrent requests."""
+        if not texts:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        chunks = [
+            texts[i : i + self._request_texts] for i in range(0, len(texts), self._request_texts)
+        ]
+        parts = await asyncio.gather(*(self._embed_request(chunk) for chunk in chunks))
+        return np.vstack(parts) if len(parts) > 1 else parts[0]
+
+    async def embed_query(self, text: str) -> Vectors:
+        """One vector for a query, served from the LRU cache when seen recently."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            self._cache.move_to_end(text)
+            return cached
+        vector: Vectors = (await self._embed_request([text]))[0]
+        self._cache[text] = vector
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return vector
+
+    async def _embed_request(self, texts: list[str]) -> Vectors:
+        reply: embedder_pb2.EmbedResponse = await call(
+            self._stub.Embed, embedder_pb2.EmbedRequest(texts=texts)
+        )
+        self.dimension = reply.dimension
+        rows = np.frombuffer(reply.vectors, dtype="<f4").reshape(reply.count, reply.dimension)
+        vectors: Vectors = rows.astype(np.float32, copy=True)
+        return vectors
+
+    async def close(self) -> None:
+        await self._channel.close()

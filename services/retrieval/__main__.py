@@ -1,0 +1,84 @@
+"""Run the retrieval tier: `engram-retrieval` or `python -m services.retrieval`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from services.embedder.client import EmbedderClient
+from services.retrieval.deps import RetrievalDeps
+from services.retrieval.pool import PoolRegistry
+from services.retrieval.search import SearchEngine, SearchLimits
+from services.retrieval.server import create_server
+from services.retrieval.settings import RetrievalSettings
+from services.retrieval.tokens import TokenCounter
+from services.runtime.errors import EngramError
+from services.runtime.lifecycle import serve_until_signalled
+from services.runtime.logs import configure_logging
+from services.runtime.settings import StorageSettings
+
+logger = logging.getLogger("services.retrieval")
+
+
+def build_deps(
+    settings: RetrievalSettings, storage: StorageSettings, embedder: EmbedderClient
+) -> RetrievalDeps:
+    """Wire the retrieval tier's dependencies (shared with the tests). The pools learn the
+    embedding dimension once the embedder answers (`pools.set_dimension`)."""
+    pools = PoolRegistry(
+        settings.data_dir,
+        backend=storage.vector_backend,
+        qdrant_url=storage.qdrant_url,
+        qdrant_api_key=storage.qdrant_api_key,
+    )
+    limits = SearchLimits(
+        max_query_chars=settings.max_query_chars,
+        default_depth=settings.default_depth,
+        exact_below=settings.exact_below,
+    )
+    return RetrievalDeps(
+        settings=settings,
+        pools=pools,
+        embedder=embedder,
+        engine=SearchEngine(embedder, limits),
+        tokens=TokenCounter.bundled(),
+    )
+
+
+async def _serve(settings: RetrievalSettings, storage: StorageSettings) -> None:
+    embedder = EmbedderClient(settings.embedder_addr)
+    deps = build_deps(settings, storage, embedder)
+    tier = create_server(settings, deps)
+    tier.metrics.serve(settings.metrics_port, settings.host)
+
+    async def ready() -> None:
+        # The embedder may still be loading its model: wait until it answers Info.
+        while True:
+            try:
+                info = await embedder.info()
+                break
+            except EngramError as error:
+                logger.info("waiting for the embedder at %s: %s", settings.embedder_addr, error)
+                await asyncio.sleep(1.0)
+        deps.pools.set_dimension(info.dimension)
+        await tier.set_serving(True)
+
+    async def close() -> None:
+        deps.pools.close()
+        await embedder.close()
+
+    await serve_until_signalled(
+        tier, grace_s=settings.shutdown_grace_s, on_started=ready, on_stopping=close
+    )
+
+
+def main() -> None:
+    settings = RetrievalSettings()
+    storage = StorageSettings()
+    configure_logging("retrieval", level=settings.log_level, fmt=settings.log_format)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(_serve(settings, storage))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Protobuf ↔ retrieval domain translations, used by the servicer and nothing else."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+from datetime import datetime
+
+from engram.v1 import common_pb2, retrieval_pb2
+
+from services.retrieval.core import DampeningProfile, ScoreBreakdown
+from services.retrieval.pool.mirror import FacetCounts, MetaFilter
+from services.retrieval.pool.records import PIN_NAMES, to_datetime
+from services.retrieval.search import SearchSpec, StoreView
+from services.runtime.errors import InvalidInput
+from services.runtime.stores import validate_store_name
+
+_MODES = {
+    common_pb2.DEPLOYMENT_MODE_UNSPECIFIED: "default",
+    common_pb2.DEPLOYMENT_MODE_DEFAULT: "default",
+    common_pb2.DEPLOYMENT_MODE_COMPANION: "companion",
+}
+_TIERS = {
+    common_pb2.AUTHORITY_TIER_UNSPECIFIED: "worker",
+    common_pb2.AUTHORITY_TIER_DIRECTIVE: "directive",
+    common_pb2.AUTHORITY_TIER_ADVISORY: "advisory",
+    common_pb2.AUTHORITY_TIER_EXECUTION: "execution",
+    common_pb2.AUTHORITY_TIER_WORKER: "worker",
+}
+_RANKERS = {
+    retrieval_pb2.RANKER_MODE_UNSPECIFIED: "full",
+    retrieval_pb2.RANKER_MODE_FULL: "full",
+    retrieval_pb2.RANKER_MODE_HYBRID: "hybrid",
+    retrieval_pb2.RANKER_MODE_COSINE: "cosine",
+}
+
+
+def store_view(store: common_pb2.StoreContext) -> StoreView:
+    """The scoring-relevant settings of the store a request names."""
+    validate_store_name(store.name)
+    profile = store.authority_profile
+    return StoreView(
+        name=store.name,
+        mode=_MODES.get(store.deployment_mode, "default"),
+        legacy_authority=store.legacy_authority,
+        authority_profile={a: _TIERS.get(t, "worker") for a, t in profile.tiers_by_author.items()},
+        default_tier=_TIERS.get(profile.default_tier, "worker"),
+        n_results=store.defaults.n_results if store.defaults.HasField("n_results") else None,
+        min_score=store.defaults.min_score if store.defaults.HasField("min_score") else None,
+    )
+
+
+def as_of(
+    request: retrieval_pb2.SearchRequest | retrieval_pb2.ContextPackRequest,
+) -> datetime | None:
+    return to_datetime(request.as_of) if request.HasField("as_of") else None
+
+
+def search_spec(request: retrieval_pb2.SearchRequest) -> SearchSpec:
+    """A SearchRequest in domain terms."""
+    return SearchSpec(
+        query=request.query,
+        intent=request.intent,
+        n_results=request.n_results if request.HasField("n_results") else None,
+        min_score=request.min_score if request.HasField("min_score") else None,
+        wing=request.wing,
+        room=request.room,
+        memory_types=frozenset(t for t in request.memory_types if t),
+        depth=request.candidate_depth,
+        include_deprecated=request.include_deprecated,
+        as_of=as_of(request),
+        ranker=_RANKERS.get(request.ranker, "full"),
+    )
+
+
+def meta_filter(flt: retrieval_pb2.DrawerFilter) -> MetaFilter:
+    return MetaFilter(
+        wing=flt.wing,
+        room=flt.room,
+        memory_types=frozenset(t for t in flt.memory_types if t),
+        pin_statuses=frozenset(PIN_NAMES[p] for p in flt.pin_statuses),
+        added_by=flt.added_by,
+        topic=flt.topic,
+        session=flt.derived_from_session,
+        chunk=flt.derived_from_chunk,
+    )
+
+
+_BREAKDOWN_FIELDS = tuple(f.name for f in common_pb2.ScoreBreakdown.DESCRIPTOR.fields)
+
+
+def breakdown(value: ScoreBreakdown) -> common_pb2.ScoreBreakdown:
+    """The scorer's breakdown as the proto; field names are shared, so nothing is re-listed."""
+    fields = dataclasses.asdict(value)
+    return common_pb2.ScoreBreakdown(**{name: fields[name] for name in _BREAKDOWN_FIELDS})
+
+
+_SIGNAL_FIELDS = tuple(f.name for f in common_pb2.SignalDampening.DESCRIPTOR.fields)
+
+
+def dampening(profile: DampeningProfile) -> common_pb2.DampeningProfile:
+    signals = []
+    for signal in profile.signals:
+        fields = dataclasses.asdict(signal)
+        signals.append(common_pb2.SignalDampening(**{n: fields[n] for n in _SIGNAL_FIELDS}))
+    return common_pb2.DampeningProfile(signals=signals, candidate_count=profile.candidate_count)
+
+
+def facets(counts: FacetCounts) -> retrieval_pb2.Facets:
+    return retrieval_pb2.Facets(
+        wings=[
+            retrieval_pb2.WingFacet(
+                wing=wing,
+                count=sum(rooms.values()),
+                rooms=[retrieval_pb2.RoomFacet(room=r, count=c) for r, c in rooms.items()],
+            )
+            for wing, rooms in counts.wings.items()
+        ],
+        memory_types=[
+            retrieval_pb2.FacetCount(value=v, count=c) for v, c in counts.memory_types.items()
+        ],
+        pin_statuses=[
+            retrieval_pb2.FacetCount(value=v, count=c) for v, c in counts.pin_statuses.items()
+        ],
+    )
+
+
+def page_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def page_offset(token: str) -> int:
+    """The offset an opaque page token stands for; a forged token is refused."""
+    if not token:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        offset = int(value)
+    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
+        raise InvalidInput(
+            "page_token is not one this server issued", field="page_token"
+        ) from error
+    if kind != "o" or offset < 0:
+        raise InvalidInput("page_token is not one this server issued", field="page_token")
+    return offset

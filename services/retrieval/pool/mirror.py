@@ -1,0 +1,154 @@
+"""The in-memory mirror of a pool's drawer metadata: what filters, facets, statistics, listing
+order and the scorer read, without a round trip to the vector store. Pure: no I/O."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from engram.v1 import common_pb2
+
+from services.retrieval.core import Candidate, effective_salience
+from services.retrieval.pool.records import PIN_NAMES, epoch, to_datetime
+
+
+@dataclass(frozen=True)
+class DrawerMeta:
+    """Everything about a drawer except its text and vector."""
+
+    id: str
+    memory_type: str
+    pin_status: str  # active | pinned | deprecated
+    wing: str
+    room: str
+    topic: str
+    added_by: str
+    confidence: float | None
+    salience: float
+    last_activity: datetime
+    created_at: float
+    retrieval_count: int
+    content_hash: str
+    sessions: frozenset[str]
+    chunks: frozenset[str]
+
+    @classmethod
+    def of(cls, drawer: common_pb2.Drawer) -> DrawerMeta:
+        return cls(
+            id=drawer.id,
+            memory_type=drawer.memory_type,
+            pin_status=PIN_NAMES[drawer.pin_status],
+            wing=drawer.wing,
+            room=drawer.room,
+            topic=drawer.topic,
+            added_by=drawer.added_by,
+            confidence=drawer.confidence if drawer.HasField("confidence") else None,
+            salience=drawer.salience,
+            last_activity=to_datetime(drawer.last_activity_at),
+            created_at=epoch(drawer.created_at),
+            retrieval_count=drawer.retrieval_count,
+            content_hash=drawer.content_hash,
+            sessions=frozenset(a.session_id for a in drawer.derived_from if a.session_id),
+            chunks=frozenset(a.raw_chunk_id for a in drawer.derived_from if a.raw_chunk_id),
+        )
+
+    def candidate(self, similarity: float, *, keyword_hit: bool, vector_hit: bool) -> Candidate:
+        """This drawer as a scoring candidate."""
+        return Candidate(
+            id=self.id,
+            similarity=similarity,
+            memory_type=self.memory_type,
+            pin_status=self.pin_status,  # type: ignore[arg-type]
+            salience_base=self.salience,
+            last_activity=self.last_activity,
+            room=self.room,
+            added_by=self.added_by,
+            confidence=self.confidence,
+            keyword_hit=keyword_hit,
+            vector_hit=vector_hit,
+        )
+
+
+@dataclass(frozen=True)
+class MetaFilter:
+    """Conditions on metadata; empty fields match everything."""
+
+    wing: str = ""
+    room: str = ""
+    memory_types: frozenset[str] = frozenset()
+    pin_statuses: frozenset[str] = frozenset()
+    exclude_pin_statuses: frozenset[str] = frozenset()
+    added_by: str = ""
+    topic: str = ""
+    session: str = ""
+    chunk: str = ""
+
+    def matches(self, meta: DrawerMeta) -> bool:
+        return (
+            (not self.wing or meta.wing == self.wing)
+            and (not self.room or meta.room == self.room)
+            and (not self.memory_types or meta.memory_type in self.memory_types)
+            and (not self.pin_statuses or meta.pin_status in self.pin_statuses)
+            and meta.pin_status not in self.exclude_pin_statuses
+            and (not self.added_by or meta.added_by == self.added_by)
+            and (not self.topic or meta.topic == self.topic)
+            and (not self.session or self.session in meta.sessions)
+            and (not self.chunk or self.chunk in meta.chunks)
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self == MetaFilter()
+
+
+@dataclass(frozen=True)
+class FacetCounts:
+    wings: dict[str, dict[str, int]]  # wing -> room -> count
+    memory_types: dict[str, int]
+    pin_statuses: dict[str, int]
+
+
+def facets(metas: Iterable[DrawerMeta]) -> FacetCounts:
+    """wing → rooms → counts, types and pin statuses."""
+    wings: dict[str, Counter[str]] = defaultdict(Counter)
+    types: Counter[str] = Counter()
+    pins: Counter[str] = Counter()
+    for meta in metas:
+        wings[meta.wing][meta.room] += 1
+        types[meta.memory_type] += 1
+        pins[meta.pin_status] += 1
+    return FacetCounts(
+        wings={wing: dict(rooms.most_common()) for wing, rooms in sorted(wings.items())},
+        memory_types=dict(types.most_common()),
+        pin_statuses=dict(pins.most_common()),
+    )
+
+
+@dataclass(frozen=True)
+class SalienceSummary:
+    min: float
+    max: float
+    median: float
+    p90: float
+    mean: float
+
+
+def salience_summary(metas: Iterable[DrawerMeta], now: datetime) -> SalienceSummary:
+    """Effective (decayed to `now`) salience across the pool."""
+    values = sorted(
+        effective_salience(m.salience, m.last_activity, now, pinned=m.pin_status == "pinned")
+        for m in metas
+    )
+    if not values:
+        return SalienceSummary(0.0, 0.0, 0.0, 0.0, 0.0)
+    p90 = values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
+    return SalienceSummary(
+        min=values[0],
+        max=values[-1],
+        median=statistics.median(values),
+        p90=p90,
+        mean=statistics.fmean(values),
+    )

@@ -1,0 +1,261 @@
+"""The search pipeline: embed the query, gather hybrid candidates, score them, cut.
+
+1. Embed the query (the embedder client keeps an LRU cache of recent query vectors).
+2. Candidates: Qdrant top-k and FTS5 top-k under the same filters, merged; keyword-only hits
+   get their true cosine from their stored vectors.
+3-6. The pure scorer (`services.retrieval.core`) drops similarity < -0.3, applies pin status,
+   the 6 signals with dampening and the keyword boost; `select` applies min_score and the cut.
+7. Without an intent, the intent is inferred (cue words + prototype embeddings); an explicit
+   intent always wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+import numpy.typing as npt
+from engram.v1 import common_pb2
+
+from services.embedder.client import EmbedderClient
+from services.retrieval.core import (
+    Ranking,
+    ScoredCandidate,
+    ScoringContext,
+    TypeLibrary,
+    classify_intent,
+    library_for,
+    rank,
+    select,
+)
+from services.retrieval.pool import DrawerPool
+from services.retrieval.pool.mirror import MetaFilter
+from services.runtime.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class StoreView:
+    """What scoring needs to know about the store (from the request's StoreContext)."""
+
+    name: str
+    mode: str  # default | companion
+    legacy_authority: bool = False
+    authority_profile: Mapping[str, str] = field(default_factory=dict)
+    default_tier: str = "worker"
+    n_results: int | None = None
+    min_score: float | None = None
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search, in domain terms."""
+
+    query: str
+    intent: str = ""
+    n_results: int | None = None
+    min_score: float | None = None
+    wing: str = ""
+    room: str = ""
+    memory_types: frozenset[str] = frozenset()
+    depth: int = 0
+    include_deprecated: bool = False
+    as_of: datetime | None = None
+    ranker: str = "full"
+
+
+@dataclass(frozen=True)
+class SearchHitResult:
+    scored: ScoredCandidate
+    drawer: common_pb2.Drawer
+
+
+@dataclass(frozen=True)
+class Timings:
+    embed_ms: float
+    candidates_ms: float
+    scoring_ms: float
+    total_ms: float
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    intent: str
+    intent_inferred: bool
+    intent_confidence: float
+    ranking: Ranking
+    hits: list[SearchHitResult]
+    candidates_considered: int
+    timings: Timings
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    max_query_chars: int = 8192
+    default_depth: int = 50
+    max_depth: int = 500
+    max_n_results: int = 200
+    exact_below: int = 20_000  # collections this small are always searched exactly
+
+
+class IntentPrototypes:
+    """Embeddings of each library's example queries, computed once per library on first use."""
+
+    def __init__(self, embedder: EmbedderClient) -> None:
+        self._embedder = embedder
+        self._by_library: dict[str, dict[str, npt.NDArray[np.float32]]] = {}
+        self._lock = asyncio.Lock()
+
+    async def get(self, library: TypeLibrary) -> dict[str, npt.NDArray[np.float32]]:
+        async with self._lock:
+            cached = self._by_library.get(library.name)
+            if cached is None:
+                cached = {}
+                for intent, examples in library.intent_examples.items():
+                    if examples:
+                        cached[intent] = await self._embedder.embed(list(examples))
+                self._by_library[library.name] = cached
+            return cached
+
+
+class SearchEngine:
+    """Runs searches against pools, with the embedder for query vectors."""
+
+    def __init__(self, embedder: EmbedderClient, limits: SearchLimits | None = None) -> None:
+        self.embedder = embedder
+        self.limits = limits or SearchLimits()
+        self.prototypes = IntentPrototypes(embedder)
+
+    def validate(self, spec: SearchSpec) -> None:
+        """Refuse what cannot be searched, with a message that says what to change."""
+        limits = self.limits
+        if not spec.query.strip():
+            raise InvalidInput("query is empty: send the text to search for", field="query")
+        if len(spec.query) > limits.max_query_chars:
+            raise InvalidInput(
+                f"query is {len(spec.query)} characters; the limit is {limits.max_query_chars}: "
+                "search with the distinctive part of it",
+                field="query",
+            )
+        if spec.n_results is not None and not 0 <= spec.n_results <= limits.max_n_results:
+            raise InvalidInput(
+                f"n_results must be between 0 and {limits.max_n_results}, got {spec.n_results}",
+                field="n_results",
+            )
+        if spec.min_score is not None and not np.isfinite(spec.min_score):
+            raise InvalidInput("min_score must be a finite number", field="min_score")
+        if spec.depth > limits.max_depth:
+            raise InvalidInput(
+                f"candidate_depth is {spec.depth}; the limit is {limits.max_depth}",
+                field="candidate_depth",
+            )
+
+    async def search(self, pool: DrawerPool, store: StoreView, spec: SearchSpec) -> SearchOutcome:
+        """Run one search end to end."""
+        self.validate(spec)
+        started = time.perf_counter()
+        library = library_for(store.mode)
+        vector = await self.embedder.embed_query(spec.query)
+        embedded = time.perf_counter()
+
+        intent, inferred, confidence = await self._intent(spec, library, vector)
+        depth = spec.depth or self.limits.default_depth
+        flt = MetaFilter(
+            wing=spec.wing,
+            room=spec.room,
+            memory_types=spec.memory_types,
+            exclude_pin_statuses=frozenset()
+            if spec.include_deprecated or intent == "history"
+            else frozenset({"deprecated"}),
+        )
+        candidates = await asyncio.to_thread(self._candidates, pool, vector, spec.query, flt, depth)
+        gathered = time.perf_counter()
+
+        now = spec.as_of or datetime.now(UTC)
+        ctx = ScoringContext(
+            mode=store.mode,
+            intent=intent,
+            now=now,
+            legacy_authority=store.legacy_authority,
+            authority_profile=store.authority_profile,
+            default_tier=store.default_tier,
+            ranker=spec.ranker,  # type: ignore[arg-type]
+            include_deprecated=spec.include_deprecated,
+        )
+        ranking = rank(candidates, ctx)
+        n_results = spec.n_results if spec.n_results is not None else store.n_results
+        min_score = spec.min_score if spec.min_score is not None else store.min_score
+        chosen = select(ranking, n_results, min_score)
+        scored = time.perf_counter()
+
+        drawers = await asyncio.to_thread(pool.get_many, [s.candidate.id for s in chosen])
+        by_id = {d.id: d for d in drawers}
+        hits = [
+            SearchHitResult(s, by_id[s.candidate.id]) for s in chosen if s.candidate.id in by_id
+        ]
+        done = time.perf_counter()
+        return SearchOutcome(
+            intent=ranking.intent,
+            intent_inferred=inferred,
+            intent_confidence=confidence,
+            ranking=ranking,
+            hits=hits,
+            candidates_considered=len(candidates),
+            timings=Timings(
+                embed_ms=(embedded - started) * 1000,
+                candidates_ms=(gathered - embedded) * 1000,
+                scoring_ms=(scored - gathered) * 1000,
+                total_ms=(done - started) * 1000,
+            ),
+        )
+
+    async def _intent(
+        self, spec: SearchSpec, library: TypeLibrary, vector: npt.NDArray[np.float32]
+    ) -> tuple[str, bool, float]:
+        explicit = spec.intent.strip().lower()
+        if explicit:
+            if explicit not in library.intents:
+                raise InvalidInput(
+                    f"intent {spec.intent!r} is not one of this store's intents "
+                    f"{list(library.intents)}; leave it empty to have it inferred",
+                    field="intent",
+                )
+            return explicit, False, 1.0
+        guess = classify_intent(
+            spec.query, library, query_vector=vector, prototypes=await self.prototypes.get(library)
+        )
+        return guess.intent, True, guess.confidence
+
+    def _candidates(
+        self,
+        pool: DrawerPool,
+        vector: npt.NDArray[np.float32],
+        text: str,
+        flt: MetaFilter,
+        depth: int,
+    ) -> list:  # type: ignore[type-arg]
+        exact = pool.count() < self.limits.exact_below
+        vector_hits = dict(pool.vector_search(vector, flt, depth, exact=exact))
+        keyword_ids = pool.keyword_search(text, flt, depth)
+        keyword_only = [i for i in keyword_ids if i not in vector_hits]
+        if keyword_only:
+            stored = pool.vectors_of(keyword_only)
+            for drawer_id, stored_vector in stored.items():
+                vector_hits.setdefault(drawer_id, float(np.dot(stored_vector, vector)))
+        keyword_set = set(keyword_ids)
+        candidates = []
+        for drawer_id, similarity in vector_hits.items():
+            meta = pool.meta(drawer_id)
+            if meta is None:  # deleted between the search and now
+                continue
+            candidates.append(
+                meta.candidate(
+                    similarity,
+                    keyword_hit=drawer_id in keyword_set,
+                    vector_hit=drawer_id not in keyword_only,
+                )
+            )
+        return candidates

@@ -1,0 +1,383 @@
+"""RetrievalService: protobuf → retrieval domain → protobuf, nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, TypeAlias
+
+import grpc
+from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+
+from services.retrieval import convert
+from services.retrieval.context_pack import build_context_pack
+from services.retrieval.core import effective_salience
+from services.retrieval.core.log_entry import LogEntry, Op
+from services.retrieval.core.usage import usage_by_day
+from services.retrieval.deps import RetrievalDeps
+from services.retrieval.duplicates import find_similar
+from services.retrieval.pool import DrawerPool
+from services.retrieval.pool.mirror import facets, salience_summary
+from services.retrieval.pool.records import to_datetime
+from services.retrieval.search import SearchOutcome, StoreView
+from services.retrieval.transfer import export_lines, import_drawers
+from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
+from services.runtime.errors import InvalidInput
+
+Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
+    def __init__(self, deps: RetrievalDeps) -> None:
+        self._deps = deps
+
+    async def _pool(self, store: common_pb2.StoreContext) -> tuple[DrawerPool, StoreView]:
+        view = convert.store_view(store)
+        return await asyncio.to_thread(self._deps.pools.get, view.name), view
+
+    # ------------------------------------------------------------------ writes
+
+    async def IndexDrawers(
+        self, request: retrieval_pb2.IndexDrawersRequest, context: Context
+    ) -> retrieval_pb2.IndexDrawersResponse:
+        pool, _ = await self._pool(request.store)
+        written = await index_drawers(
+            pool,
+            self._deps.embedder,
+            list(request.drawers),
+            _now(),
+            self._deps.settings.initial_salience,
+        )
+        return retrieval_pb2.IndexDrawersResponse(indexed=len(written), ids=[d.id for d in written])
+
+    async def UpdateDrawerMetadata(
+        self, request: retrieval_pb2.UpdateDrawerMetadataRequest, context: Context
+    ) -> common_pb2.Drawer:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(update_metadata, pool, request, _now())
+
+    async def DeleteDrawers(
+        self, request: retrieval_pb2.DeleteDrawersRequest, context: Context
+    ) -> retrieval_pb2.DeleteDrawersResponse:
+        pool, _ = await self._pool(request.store)
+        if not request.ids:
+            raise InvalidInput("ids is empty", field="ids")
+        deleted = await asyncio.to_thread(pool.delete, list(request.ids))
+        return retrieval_pb2.DeleteDrawersResponse(deleted=deleted)
+
+    async def FindSimilarDrawers(
+        self, request: retrieval_pb2.FindSimilarDrawersRequest, context: Context
+    ) -> retrieval_pb2.FindSimilarDrawersResponse:
+        pool, _ = await self._pool(request.store)
+        if not request.content.strip():
+            raise InvalidInput("content is empty", field="content")
+        matches = await find_similar(
+            pool,
+            self._deps.embedder,
+            content=request.content,
+            content_hash=request.content_hash,
+            room=request.room,
+            memory_type=request.memory_type,
+            min_similarity=request.min_similarity,
+            limit=request.limit or 5,
+        )
+        return retrieval_pb2.FindSimilarDrawersResponse(
+            matches=[
+                retrieval_pb2.SimilarDrawer(
+                    drawer=m.drawer, similarity=m.similarity, same_hash=m.same_hash
+                )
+                for m in matches
+            ]
+        )
+
+    async def DropStore(
+        self, request: common_pb2.DropStoreRequest, context: Context
+    ) -> common_pb2.DropStoreResponse:
+        view = convert.store_view(request.store)
+        dropped = await asyncio.to_thread(self._deps.pools.drop, view.name)
+        return common_pb2.DropStoreResponse(dropped=dropped)
+
+    # ------------------------------------------------------------------ reads
+
+    async def GetDrawer(
+        self, request: retrieval_pb2.GetDrawerRequest, context: Context
+    ) -> common_pb2.Drawer:
+        pool, _ = await self._pool(request.store)
+        drawer = await asyncio.to_thread(pool.get, request.id)
+        now = to_datetime(request.as_of) if request.HasField("as_of") else _now()
+        _with_effective_salience(drawer, now)
+        return drawer
+
+    async def ListDrawers(
+        self, request: retrieval_pb2.ListDrawersRequest, context: Context
+    ) -> retrieval_pb2.ListDrawersResponse:
+        pool, _ = await self._pool(request.store)
+        metas = pool.metas(convert.meta_filter(request.filter))
+        metas.sort(key=lambda m: (-m.created_at, m.id))  # newest first, stable
+        size = request.page.page_size or 50
+        if size > 500:
+            raise InvalidInput("page_size must be at most 500", field="page.page_size")
+        offset = convert.page_offset(request.page.page_token)
+        page = metas[offset : offset + size]
+        drawers = await asyncio.to_thread(pool.get_many, [m.id for m in page])
+        now = _now()
+        for drawer in drawers:
+            _with_effective_salience(drawer, now)
+        following = offset + size
+        response = retrieval_pb2.ListDrawersResponse(
+            drawers=drawers,
+            page=common_pb2.PageResponse(
+                next_page_token=convert.page_token(following) if following < len(metas) else "",
+                total=len(metas),
+            ),
+        )
+        if request.include_facets:
+            response.facets.CopyFrom(convert.facets(facets(metas)))
+        return response
+
+    async def Stats(
+        self, request: retrieval_pb2.StatsRequest, context: Context
+    ) -> retrieval_pb2.StatsResponse:
+        pool, _ = await self._pool(request.store)
+        metas = pool.metas()
+        summary = salience_summary(metas, _now())
+        return retrieval_pb2.StatsResponse(
+            drawers=len(metas),
+            facets=convert.facets(facets(metas)),
+            salience=retrieval_pb2.SalienceStats(
+                min=summary.min,
+                max=summary.max,
+                median=summary.median,
+                p90=summary.p90,
+                mean=summary.mean,
+            ),
+            retrievals_recorded=sum(m.retrieval_count for m in metas),
+            vector_backend=pool.vector_backend,
+            ann_indexed=False,
+        )
+
+    # ------------------------------------------------------------------ search
+
+    async def Search(
+        self, request: retrieval_pb2.SearchRequest, context: Context
+    ) -> retrieval_pb2.SearchResponse:
+        pool, view = await self._pool(request.store)
+        outcome = await self._deps.engine.search(pool, view, convert.search_spec(request))
+        self._log(view.name, "search", request.query, outcome)
+        return _search_response(outcome, request.include_breakdown)
+
+    async def SearchBatch(
+        self, request: retrieval_pb2.SearchBatchRequest, context: Context
+    ) -> retrieval_pb2.SearchBatchResponse:
+        pool, view = await self._pool(request.store)
+        limit = self._deps.settings.max_batch_queries
+        if not request.searches:
+            raise InvalidInput("searches is empty", field="searches")
+        if len(request.searches) > limit:
+            raise InvalidInput(
+                f"{len(request.searches)} searches in one batch; the limit is {limit}",
+                field="searches",
+            )
+        specs = [convert.search_spec(s) for s in request.searches]
+        for index, spec in enumerate(specs):
+            try:
+                self._deps.engine.validate(spec)
+            except InvalidInput as error:
+                raise InvalidInput(
+                    f"searches[{index}]: {error.message}", field=error.field
+                ) from error
+        outcomes = await asyncio.gather(
+            *(self._deps.engine.search(pool, view, spec) for spec in specs)
+        )
+        for search, outcome in zip(request.searches, outcomes, strict=True):
+            self._log(view.name, "search_batch", search.query, outcome)
+        return retrieval_pb2.SearchBatchResponse(
+            responses=[
+                _search_response(o, s.include_breakdown)
+                for o, s in zip(outcomes, request.searches, strict=True)
+            ]
+        )
+
+    async def BuildContextPack(
+        self, request: retrieval_pb2.ContextPackRequest, context: Context
+    ) -> retrieval_pb2.ContextPackResponse:
+        pool, view = await self._pool(request.store)
+        started = time.perf_counter()
+        response, outcome = await build_context_pack(self._deps, pool, view, request)
+        self._log(view.name, "build_context_pack", request.query, outcome, started=started)
+        return response
+
+    async def RecordRetrieval(
+        self, request: retrieval_pb2.RecordRetrievalRequest, context: Context
+    ) -> retrieval_pb2.RecordRetrievalResponse:
+        pool, view = await self._pool(request.store)
+        started = time.perf_counter()
+        drawers = await asyncio.to_thread(record_retrieval, pool, list(request.drawer_ids), _now())
+        self._deps.log_for(view.name).append(
+            LogEntry(
+                at=_now(),
+                op="record_retrieval",
+                query=request.query,
+                intent="",
+                intent_inferred=False,
+                results=tuple((d.id, None) for d in drawers),
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
+        )
+        now = _now()
+        for drawer in drawers:
+            _with_effective_salience(drawer, now)
+        return retrieval_pb2.RecordRetrievalResponse(drawers=drawers)
+
+    async def RetrievalUsage(
+        self, request: retrieval_pb2.RetrievalUsageRequest, context: Context
+    ) -> retrieval_pb2.RetrievalUsageResponse:
+        view = convert.store_view(request.store)
+        today = _now().date()
+        since = _parse_day(request.since, "since") or today - timedelta(days=30)
+        until = _parse_day(request.until, "until") or today
+        if since > until:
+            raise InvalidInput("since is after until", field="since")
+        log = self._deps.log_for(view.name)
+        window = timedelta(hours=self._deps.settings.usage_window_h)
+        entries = await asyncio.to_thread(
+            lambda: list(log.read(since, until + window_days(window)))
+        )
+        report = usage_by_day(entries, window=window, since=since, until=until)
+        days = report.days
+        return retrieval_pb2.RetrievalUsageResponse(
+            days=[
+                retrieval_pb2.UsageDay(
+                    day=d.day.isoformat(),
+                    searches=d.searches,
+                    searches_with_use=d.searches_with_use,
+                    usage_rate=d.usage_rate,
+                    retrievals_recorded=d.retrievals_recorded,
+                )
+                for d in days
+            ],
+            overall_usage_rate=report.overall_usage_rate,
+        )
+
+    # ------------------------------------------------------------------ export / import
+
+    async def ExportDrawers(
+        self, request: retrieval_pb2.ExportDrawersRequest, context: Context
+    ) -> AsyncIterator[retrieval_pb2.ExportDrawersChunk]:
+        pool, _ = await self._pool(request.store)
+        async for chunk in export_lines(pool):
+            yield retrieval_pb2.ExportDrawersChunk(jsonl=chunk)
+
+    async def ImportDrawers(
+        self, request_iterator: AsyncIterator[retrieval_pb2.ImportDrawersChunk], context: Context
+    ) -> retrieval_pb2.ImportDrawersResponse:
+        first: retrieval_pb2.ImportDrawersChunk | None = None
+        parts: list[bytes] = []
+        size = 0
+        limit = self._deps.settings.max_import_bytes
+        async for chunk in request_iterator:
+            if first is None:
+                first = chunk
+            size += len(chunk.jsonl)
+            if size > limit:
+                raise InvalidInput(
+                    f"import is over {limit} bytes: split the file into several imports",
+                    field="jsonl",
+                )
+            parts.append(chunk.jsonl)
+        if first is None:
+            raise InvalidInput("the import stream was empty", field="jsonl")
+        pool, _ = await self._pool(first.store)
+        imported, errors = await import_drawers(
+            pool, self._deps.embedder, b"".join(parts), replace_existing=first.replace_existing
+        )
+        return retrieval_pb2.ImportDrawersResponse(
+            imported=imported,
+            errors=[retrieval_pb2.ImportLineError(line=e.line, message=e.message) for e in errors],
+        )
+
+    # ------------------------------------------------------------------ log
+
+    def _log(
+        self,
+        store: str,
+        op: Op,
+        query: str,
+        outcome: SearchOutcome,
+        *,
+        started: float | None = None,
+    ) -> None:
+        latency = (time.perf_counter() - started) * 1000 if started else outcome.timings.total_ms
+        self._deps.log_for(store).append(
+            LogEntry(
+                at=_now(),
+                op=op,
+                query=query,
+                intent=outcome.intent,
+                intent_inferred=outcome.intent_inferred,
+                results=tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits),
+                latency_ms=latency,
+            )
+        )
+
+
+def window_days(window: timedelta) -> timedelta:
+    """Whole days to read past `until` so uses recorded after a late search are seen."""
+    return timedelta(days=max(1, -(-window // timedelta(days=1))))
+
+
+def _parse_day(value: str, field: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as error:
+        raise InvalidInput(f"{field} must be a date like 2026-07-01", field=field) from error
+
+
+def _with_effective_salience(drawer: common_pb2.Drawer, now: datetime) -> None:
+    drawer.effective_salience = effective_salience(
+        drawer.salience,
+        to_datetime(drawer.last_activity_at),
+        now,
+        pinned=drawer.pin_status == common_pb2.PIN_STATUS_PINNED,
+    )
+
+
+def _search_response(
+    outcome: SearchOutcome, include_breakdown: bool
+) -> retrieval_pb2.SearchResponse:
+    results = []
+    for rank_index, hit in enumerate(outcome.hits, start=1):
+        drawer = hit.drawer
+        drawer.effective_salience = hit.scored.breakdown.salience
+        result = retrieval_pb2.SearchHit(
+            drawer=drawer,
+            score=hit.scored.final_score,
+            deprecated=hit.scored.breakdown.deprecated,
+            rank=rank_index,
+        )
+        if include_breakdown:
+            result.breakdown.CopyFrom(convert.breakdown(hit.scored.breakdown))
+        results.append(result)
+    timings = outcome.timings
+    return retrieval_pb2.SearchResponse(
+        intent=outcome.intent,
+        intent_inferred=outcome.intent_inferred,
+        intent_confidence=outcome.intent_confidence,
+        results=results,
+        dampening=convert.dampening(outcome.ranking.dampening),
+        candidates_considered=outcome.candidates_considered,
+        timings=retrieval_pb2.SearchTimings(
+            embed_ms=timings.embed_ms,
+            candidates_ms=timings.candidates_ms,
+            scoring_ms=timings.scoring_ms,
+            total_ms=timings.total_ms,
+        ),
+    )

@@ -1,0 +1,80 @@
+"""Export and import of a store's drawers as JSONL (every stored field; the line codec is
+core/drawer_jsonl.py). Import validates every line before it writes anything."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+from engram.v1 import common_pb2
+
+from services.embedder.client import EmbedderClient
+from services.retrieval.core.drawer_jsonl import LineError, drawer_to_line, parse_lines
+from services.retrieval.pool import DrawerPool
+from services.retrieval.writes import prepare
+
+EXPORT_CHUNK_BYTES = 256 * 1024
+EXPORT_PAGE = 256
+IMPORT_BATCH = 256
+
+
+async def export_lines(pool: DrawerPool) -> AsyncIterator[bytes]:
+    """The pool as JSONL, oldest first, in chunks of whole lines."""
+    metas = sorted(pool.metas(), key=lambda m: (m.created_at, m.id))
+    buffer: list[bytes] = []
+    size = 0
+    for offset in range(0, len(metas), EXPORT_PAGE):
+        ids = [m.id for m in metas[offset : offset + EXPORT_PAGE]]
+        for drawer in await asyncio.to_thread(pool.get_many, ids):
+            line = (drawer_to_line(drawer) + "\n").encode("utf-8")
+            buffer.append(line)
+            size += len(line)
+            if size >= EXPORT_CHUNK_BYTES:
+                yield b"".join(buffer)
+                buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer)
+
+
+async def import_drawers(
+    pool: DrawerPool, embedder: EmbedderClient, data: bytes, *, replace_existing: bool
+) -> tuple[int, list[LineError]]:
+    """Validate every line, then (only if all are valid) re-embed and write them all."""
+    parsed = parse_lines(data.splitlines())
+    errors = list(parsed.errors)
+    if not replace_existing:
+        for number, drawer in _numbered(parsed.drawers, data):
+            if pool.meta(drawer.id) is not None:
+                errors.append(
+                    LineError(
+                        number,
+                        f"drawer {drawer.id!r} already exists; import with replace_existing "
+                        "to overwrite it",
+                    )
+                )
+    if errors:
+        return 0, sorted(errors, key=lambda e: e.line)
+    now = datetime.now(UTC)
+    written = 0
+    for offset in range(0, len(parsed.drawers), IMPORT_BATCH):
+        batch = [
+            prepare(d, now, d.salience or 0.5)
+            for d in parsed.drawers[offset : offset + IMPORT_BATCH]
+        ]
+        for drawer, original in zip(
+            batch, parsed.drawers[offset : offset + IMPORT_BATCH], strict=True
+        ):
+            # An import restores history: keep the file's update time when it has one.
+            if original.HasField("updated_at"):
+                drawer.updated_at.CopyFrom(original.updated_at)
+        vectors = await embedder.embed([d.content for d in batch])
+        await asyncio.to_thread(pool.upsert, batch, vectors)
+        written += len(batch)
+    return written, []
+
+
+def _numbered(drawers: list[common_pb2.Drawer], data: bytes) -> list[tuple[int, common_pb2.Drawer]]:
+    """Pair parsed drawers with their 1-based line numbers (blank lines are skipped)."""
+    numbers = [i for i, line in enumerate(data.splitlines(), start=1) if line.strip()]
+    return list(zip(numbers, drawers, strict=False))
