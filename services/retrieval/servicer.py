@@ -210,7 +210,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         pool, view = await self._pool(request.store)
         started = time.perf_counter()
         response, outcome = await build_context_pack(self._deps, pool, view, request)
-        self._log(view.name, "build_context_pack", request.query, outcome, started=started)
+        # Only what made it into the pack was handed to the agent.
+        handed = tuple((item.drawer_id, item.score) for item in response.items)
+        self._log(
+            view.name, "build_context_pack", request.query, outcome, started=started, results=handed
+        )
         return response
 
     async def RecordRetrieval(
@@ -295,7 +299,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             raise InvalidInput("the import stream was empty", field="jsonl")
         pool, _ = await self._pool(first.store)
         imported, errors = await import_drawers(
-            pool, self._deps.embedder, b"".join(parts), replace_existing=first.replace_existing
+            pool,
+            self._deps.embedder,
+            b"".join(parts),
+            replace_existing=first.replace_existing,
+            initial_salience=self._deps.settings.initial_salience,
         )
         return retrieval_pb2.ImportDrawersResponse(
             imported=imported,
@@ -312,6 +320,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         outcome: SearchOutcome,
         *,
         started: float | None = None,
+        results: tuple[tuple[str, float | None], ...] | None = None,
     ) -> None:
         latency = (time.perf_counter() - started) * 1000 if started else outcome.timings.total_ms
         self._deps.log_for(store).append(
@@ -321,7 +330,9 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 query=query,
                 intent=outcome.intent,
                 intent_inferred=outcome.intent_inferred,
-                results=tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits),
+                results=results
+                if results is not None
+                else tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits),
                 latency_ms=latency,
             )
         )

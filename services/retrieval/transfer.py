@@ -7,12 +7,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from engram.v1 import common_pb2
-
 from services.embedder.client import EmbedderClient
 from services.retrieval.core.drawer_jsonl import LineError, drawer_to_line, parse_lines
 from services.retrieval.pool import DrawerPool
-from services.retrieval.writes import prepare
+from services.retrieval.writes import MAX_CONTENT_CHARS, prepare
 
 EXPORT_CHUNK_BYTES = 256 * 1024
 EXPORT_PAGE = 256
@@ -38,13 +36,20 @@ async def export_lines(pool: DrawerPool) -> AsyncIterator[bytes]:
 
 
 async def import_drawers(
-    pool: DrawerPool, embedder: EmbedderClient, data: bytes, *, replace_existing: bool
+    pool: DrawerPool,
+    embedder: EmbedderClient,
+    data: bytes,
+    *,
+    replace_existing: bool,
+    initial_salience: float,
 ) -> tuple[int, list[LineError]]:
     """Validate every line, then (only if all are valid) re-embed and write them all."""
-    parsed = parse_lines(data.splitlines())
+    parsed = parse_lines(data.splitlines(), max_content_chars=MAX_CONTENT_CHARS)
     errors = list(parsed.errors)
+    if parsed.errors_not_listed:
+        errors.append(LineError(0, f"{parsed.errors_not_listed} more bad lines not listed"))
     if not replace_existing:
-        for number, drawer in _numbered(parsed.drawers, data):
+        for number, drawer in zip(parsed.line_numbers, parsed.drawers, strict=True):
             if pool.meta(drawer.id) is not None:
                 errors.append(
                     LineError(
@@ -59,7 +64,7 @@ async def import_drawers(
     written = 0
     for offset in range(0, len(parsed.drawers), IMPORT_BATCH):
         batch = [
-            prepare(d, now, d.salience or 0.5)
+            prepare(d, now, initial_salience)
             for d in parsed.drawers[offset : offset + IMPORT_BATCH]
         ]
         for drawer, original in zip(
@@ -72,9 +77,3 @@ async def import_drawers(
         await asyncio.to_thread(pool.upsert, batch, vectors)
         written += len(batch)
     return written, []
-
-
-def _numbered(drawers: list[common_pb2.Drawer], data: bytes) -> list[tuple[int, common_pb2.Drawer]]:
-    """Pair parsed drawers with their 1-based line numbers (blank lines are skipped)."""
-    numbers = [i for i, line in enumerate(data.splitlines(), start=1) if line.strip()]
-    return list(zip(numbers, drawers, strict=False))

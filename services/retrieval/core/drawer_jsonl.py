@@ -6,9 +6,10 @@ every field written (defaults included), enums by name, timestamps as RFC 3339.
 
 Decisions:
 
-- Export drops the read-only computed fields `effective_salience` and `sessions`: they are
-  derived at read time and would go stale in a backup. Import accepts them (a dump of search
-  results is a fair evaluation set) and discards them for the same reason.
+- Export drops the read-only computed field `effective_salience`: it is derived at read time
+  and would go stale in a backup. Import accepts it (a dump of search results is a fair
+  evaluation set) and discards it for the same reason. `sessions` (the session descriptors the
+  authoring tier writes) is stored data and travels with the drawer.
 - Lines are ASCII: non-ASCII text is \\u-escaped, so no reader that splits on Unicode line
   separators (U+2028, U+0085) can break a drawer in two.
 - Import validates every line and reports every bad one (up to `max_errors` in detail, the
@@ -43,7 +44,7 @@ DEFAULT_MAX_ERRORS = 1000
 # Export chunks: whole lines, each chunk about this size (a single longer line goes alone).
 DEFAULT_CHUNK_BYTES = 64 * 1024
 
-_READ_ONLY_FIELDS = ("effective_salience", "sessions")
+_READ_ONLY_FIELDS = ("effective_salience",)
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]+$")
 _KNOWN_PIN_STATUSES = frozenset(common_pb2.PinStatus.values())
 
@@ -81,7 +82,6 @@ class ParseResult:
 
 def _clear_read_only(drawer: Drawer) -> None:
     drawer.ClearField("effective_salience")
-    drawer.ClearField("sessions")
 
 
 def drawer_to_line(drawer: Drawer) -> str:

@@ -27,7 +27,7 @@ Decisions:
 - Overflow of the first item. While the pack is still empty, a candidate that does not fit
   whole is cut (content truncated at a token boundary, marked with "…") to the longest prefix
   that fits, rather than returning an empty pack: the best drawer, even cut short, beats
-  nothing, and its header tells the agent where to read the rest. If not even its header and
+  nothing, and the item's drawer_id lets the agent fetch the rest. If not even its header and
   the marker fit, it is omitted and the next candidate gets the same chance. Once the pack
   holds an item, nothing more is truncated: a cut later item would displace nothing and only
   add noise.

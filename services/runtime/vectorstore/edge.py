@@ -25,6 +25,7 @@ while a search runs) atomic.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -393,7 +394,7 @@ class EdgeVectorStore(VectorStore):
             build_id = uuid.uuid4().hex
             target = source.parent / f"{_BUILD_PREFIX}{build_id}"
             try:
-                shutil.copytree(source, target)
+                shutil.copytree(source, target, copy_function=_copy_sparse)
             except OSError:
                 shutil.rmtree(target, ignore_errors=True)
                 with self._locked(handle):  # NotFound / Unavailable if dropped or closed
@@ -587,6 +588,47 @@ def _write_meta(path: Path, dimension: int, shard: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(path)
+
+
+def _copy_sparse(source: str, target: str) -> str:
+    """Copy one file's data regions only, leaving its holes as holes; copytree's helper.
+
+    Edge preallocates its WAL, vector chunks and payload pages as 32 MiB sparse files, so a
+    plain copy writes mostly zeros: at 2k points it made a 760 KiB shard a 131 MiB copy.
+    """
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        size = os.fstat(src.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(src.fileno(), offset, os.SEEK_DATA)
+            except OSError as error:
+                if error.errno == errno.ENXIO:  # nothing but a hole from here to the end
+                    break
+                if error.errno != errno.EINVAL:
+                    raise
+                start = offset  # the filesystem cannot tell holes: copy the rest whole
+                end = size
+            else:
+                end = os.lseek(src.fileno(), start, os.SEEK_HOLE)
+            _copy_range(src.fileno(), dst.fileno(), start, end)
+            offset = end
+        dst.truncate(size)
+    shutil.copystat(source, target)
+    return target
+
+
+def _copy_range(src: int, dst: int, start: int, end: int) -> None:
+    # copy_file_range stays in the kernel; both paths release the GIL while they run.
+    while start < end:
+        if hasattr(os, "copy_file_range"):
+            copied = os.copy_file_range(src, dst, end - start, start, start)
+        else:
+            chunk = os.pread(src, min(end - start, 1 << 20), start)
+            copied = os.pwrite(dst, chunk, start)
+        if copied == 0:  # end of file: nothing writes to the shard while it is copied
+            return
+        start += copied
 
 
 def _live_shard_name(meta_path: Path) -> str:

@@ -81,12 +81,13 @@ def test_default_valued_fields_are_written_and_unset_optionals_are_not() -> None
     assert "signature" not in payload and "confidence" not in payload
 
 
-def test_read_only_fields_are_not_exported() -> None:
+def test_read_only_fields_are_not_exported_but_session_descriptors_are() -> None:
     drawer = full_drawer()
     drawer.effective_salience = 0.5
     drawer.sessions.add(session_id="s-1", raw_chunk_count=2)
     payload = json.loads(drawer_to_line(drawer))
-    assert "effective_salience" not in payload and "sessions" not in payload
+    assert "effective_salience" not in payload
+    assert payload["sessions"][0]["session_id"] == "s-1", "session descriptors are stored data"
     assert drawer.effective_salience == 0.5, "export must not change the caller's drawer"
 
 
@@ -147,7 +148,8 @@ def test_normalisation_fills_what_proto3_cannot_mark_as_unset() -> None:
 def test_read_only_fields_in_an_import_are_discarded() -> None:
     line = minimal_line(effective_salience=0.3, sessions=[{"session_id": "s"}])
     (drawer,) = parse_lines([line]).drawers
-    assert drawer.effective_salience == 0.0 and len(drawer.sessions) == 0
+    assert drawer.effective_salience == 0.0
+    assert [s.session_id for s in drawer.sessions] == ["s"], "session descriptors are kept"
 
 
 def test_a_blank_signature_is_cleared() -> None:
