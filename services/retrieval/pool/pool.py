@@ -1,12 +1,6 @@
-"""One store's drawer pool: Qdrant (vectors + full payload, the source of truth), the FTS5
-sidecar over content / signature / topic, and the metadata mirror.
-
-Keeping the two stores in step: every write opens an FTS5 transaction, writes the vectors,
-and commits the FTS5 rows only after the vector write succeeded; a vector failure rolls the
-keyword rows back, so nothing is half-written. The one window left — a crash after the vector
-write and before the FTS5 commit — is repaired on open by `reconcile()`, which rebuilds the
-keyword rows from the Qdrant payloads (the source of truth) and drops keyword rows whose
-drawer is gone.
+"""One store's drawer pool: a hybrid collection (Qdrant with the full drawer payload — the
+source of truth — plus the FTS5 sidecar over content / signature / topic, written in step by
+`services.runtime.hybrid`) and the metadata mirror that scoring, filters and facets read.
 
 Every method is synchronous and thread-safe; the servicer calls them through
 `asyncio.to_thread`.
@@ -14,12 +8,11 @@ Every method is synchronous and thread-safe; the servicer calls them through
 
 from __future__ import annotations
 
-import logging
 import shutil
-import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,17 +22,15 @@ from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex
+from services.runtime.hybrid import HybridCollection, ReconcileReport
 from services.runtime.vectorstore import (
     FieldEquals,
     FieldIn,
     FieldNotEquals,
     Filter,
     VectorPoint,
-    VectorStore,
     open_vector_store,
 )
-
-logger = logging.getLogger(__name__)
 
 COLLECTION = "drawers"
 KEYWORD_COLUMNS = ("content", "signature", "topic")
@@ -55,12 +46,6 @@ class PoolLocation:
     qdrant_api_key: str = ""
 
 
-@dataclass(frozen=True)
-class ReconcileReport:
-    keyword_rows_restored: int
-    keyword_rows_dropped: int
-
-
 class DrawerPool:
     """The drawers of one store."""
 
@@ -68,45 +53,29 @@ class DrawerPool:
         self.location = location
         self.dimension = dimension
         location.root.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._vectors: VectorStore = open_vector_store(
+        vectors = open_vector_store(
             location.backend,
             path=location.root / "vectors",
             url=location.qdrant_url,
             api_key=location.qdrant_api_key,
         )
-        self._collection = COLLECTION if location.backend == "edge" else _remote_name(location)
-        self._vectors.ensure_collection(self._collection, dimension)
-        self._keywords = FtsIndex(location.root / "keywords.sqlite", columns=KEYWORD_COLUMNS)
+        self.collection = HybridCollection(
+            vectors,
+            COLLECTION if location.backend == "edge" else _remote_name(location),
+            dimension,
+            keywords=FtsIndex(location.root / "keywords.sqlite", columns=KEYWORD_COLUMNS),
+            keyword_row=_keyword_row,
+        )
+        self._lock = self.collection.lock
         self._meta: dict[str, DrawerMeta] = {}
         self.reconcile()
-
-    # ------------------------------------------------------------------ consistency
 
     def reconcile(self) -> ReconcileReport:
         """Rebuild the mirror from Qdrant and bring the keyword rows in step with it."""
         with self._lock:
-            payloads: dict[str, common_pb2.Drawer] = {}
-            offset: str | None = None
-            while True:
-                points, offset = self._vectors.scroll(self._collection, limit=512, offset=offset)
-                for point in points:
-                    payloads[point.id] = drawer_from_payload(point.payload)
-                if offset is None:
-                    break
-            self._meta = {i: DrawerMeta.of(d) for i, d in payloads.items()}
-            keyword_ids = set(self._keywords.ids())
-            missing = [payloads[i] for i in payloads.keys() - keyword_ids]
-            orphans = keyword_ids - payloads.keys()
-            if missing or orphans:
-                with self._keywords.transaction():
-                    self._keywords.upsert([_keyword_row(d) for d in missing])
-                    self._keywords.delete(orphans)
-                logger.warning(
-                    "repaired the keyword sidecar",
-                    extra={"restored": len(missing), "dropped": len(orphans)},
-                )
-            return ReconcileReport(len(missing), len(orphans))
+            payloads, report = self.collection.reconcile()
+            self._meta = {i: DrawerMeta.of(drawer_from_payload(p)) for i, p in payloads.items()}
+            return report
 
     # ------------------------------------------------------------------ writes
 
@@ -115,30 +84,23 @@ class DrawerPool:
     ) -> None:
         """Insert or replace drawers (by id) with their vectors, in both stores or in neither."""
         points = [VectorPoint(d.id, vectors[i], drawer_payload(d)) for i, d in enumerate(drawers)]
-        with self._lock, self._keywords.transaction():
-            self._keywords.upsert([_keyword_row(d) for d in drawers])
-            self._vectors.upsert(self._collection, points)
+        with self._lock:
+            self.collection.upsert(points)
             for drawer in drawers:
                 self._meta[drawer.id] = DrawerMeta.of(drawer)
 
     def replace_payloads(self, drawers: Sequence[common_pb2.Drawer]) -> None:
         """Rewrite stored drawers whose text is unchanged (metadata, salience)."""
         with self._lock:
+            self.collection.set_payloads({d.id: drawer_payload(d) for d in drawers})
             for drawer in drawers:
-                self._vectors.set_payload(self._collection, [drawer.id], drawer_payload(drawer))
                 self._meta[drawer.id] = DrawerMeta.of(drawer)
-            with self._keywords.transaction():
-                self._keywords.upsert([_keyword_row(d) for d in drawers])
 
     def delete(self, ids: Iterable[str]) -> int:
         """Delete drawers by id from both stores; unknown ids are ignored."""
         with self._lock:
             present = [i for i in ids if i in self._meta]
-            if not present:
-                return 0
-            with self._keywords.transaction():
-                self._keywords.delete(present)
-                self._vectors.delete(self._collection, present)
+            self.collection.delete(present)
             for drawer_id in present:
                 self._meta.pop(drawer_id, None)
             return len(present)
@@ -146,14 +108,14 @@ class DrawerPool:
     def drop(self) -> None:
         """Delete the whole pool from disk (store deletion)."""
         with self._lock:
-            self._vectors.drop_collection(self._collection)
+            self.collection.drop()
             self.close()
             shutil.rmtree(self.location.root, ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:
-            self._keywords.close()
-            self._vectors.close()
+            self.collection.close()
+            self.collection.vectors.close()
 
     # ------------------------------------------------------------------ reads
 
@@ -176,41 +138,36 @@ class DrawerPool:
 
     def get_many(self, ids: Sequence[str]) -> list[common_pb2.Drawer]:
         """Drawers by id, in the order asked; unknown ids are left out."""
-        points = self._vectors.retrieve(self._collection, list(ids))
-        return [drawer_from_payload(p.payload) for p in points]
+        return [drawer_from_payload(p) for _, p in self.collection.retrieve(ids)]
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored (unit-norm) vectors by id."""
-        points = self._vectors.retrieve(self._collection, list(ids), with_vectors=True)
-        return {
-            p.id: np.asarray(p.vector, dtype=np.float32) for p in points if p.vector is not None
-        }
+        return self.collection.vectors_of(ids)
 
     def vector_search(
         self, vector: npt.NDArray[np.float32], flt: MetaFilter, limit: int, *, exact: bool
     ) -> list[tuple[str, float]]:
         """(id, cosine) of the nearest drawers matching `flt`."""
-        hits = self._vectors.search(
-            self._collection, vector, limit=limit, flt=_vector_filter(flt), exact=exact
-        )
+        hits = self.collection.search(vector, limit=limit, flt=_vector_filter(flt), exact=exact)
         return [(hit.id, hit.score) for hit in hits]
 
     def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> list[str]:
         """Ids of the best BM25 matches among drawers matching `flt`."""
         allowed = None if flt.empty else [m.id for m in self.metas(flt)]
-        return [hit.id for hit in self._keywords.search(text, limit=limit, filter_ids=allowed)]
+        return self.collection.keyword_search(text, limit=limit, allowed_ids=allowed)
 
     @property
     def vector_backend(self) -> str:
         return self.location.backend
 
 
-def _keyword_row(drawer: common_pb2.Drawer) -> dict[str, str]:
+def _keyword_row(drawer_id: str, payload: Mapping[str, Any]) -> dict[str, str]:
+    stored = payload["drawer"]
     return {
-        "id": drawer.id,
-        "content": drawer.content,
-        "signature": drawer.signature if drawer.HasField("signature") else "",
-        "topic": drawer.topic,
+        "id": drawer_id,
+        "content": stored.get("content", ""),
+        "signature": stored.get("signature", ""),
+        "topic": stored.get("topic", ""),
     }
 
 

@@ -57,7 +57,7 @@ def test_a_failed_vector_write_leaves_both_stores_unchanged(
     def broken(*args: object, **kwargs: object) -> None:
         raise Unavailable("disk full (injected)")
 
-    monkeypatch.setattr(pool._vectors, "upsert", broken)
+    monkeypatch.setattr(pool.collection.vectors, "upsert", broken)
     with pytest.raises(Unavailable):
         pool.upsert([_drawer(2, "beta decision about replicas")], _vectors(1, seed=2))
     monkeypatch.undo()
@@ -75,11 +75,11 @@ def test_a_crash_between_the_stores_is_repaired_on_open(tmp_path: Path) -> None:
     # Simulate a crash after the vector write and before the keyword commit: the point is in
     # Qdrant, its keyword row is not; and a keyword row whose point never landed.
     orphan = _drawer(3, "gamma orphan keyword row")
-    first._vectors.upsert(
+    first.collection.vectors.upsert(
         "drawers",
         [VectorPoint("d-2", _vectors(1, 2)[0], drawer_payload(_drawer(2, "beta replicas")))],
     )
-    first._keywords.upsert([{"id": orphan.id, "content": orphan.content}])
+    first.collection.keywords.upsert([{"id": orphan.id, "content": orphan.content}])
     first.close()
 
     reopened = DrawerPool(location, DIM)

@@ -1,0 +1,161 @@
+"""A collection kept in two engines at once: Qdrant (vectors + payload, the source of truth)
+and an optional FTS5 keyword sidecar. Used by the retrieval tier's drawer pool and the corpus
+tier's raw memories, so the consistency protocol is written (and tested) once.
+
+Write protocol: every write opens an FTS5 transaction, writes the vectors, and commits the
+keyword rows only after the vector write succeeded; a vector failure rolls the keyword rows
+back, so nothing is half-written. The one window left — a crash after the vector write and
+before the FTS5 commit — is repaired by `reconcile()` (run on open), which rebuilds keyword
+rows from the Qdrant payloads and drops keyword rows whose point is gone.
+
+Methods are synchronous and thread-safe (callers use `asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from services.runtime.fts import FtsIndex
+from services.runtime.vectorstore import Filter, VectorHit, VectorPoint, VectorStore
+
+logger = logging.getLogger(__name__)
+
+Payload = dict[str, Any]
+KeywordRow = Callable[[str, Payload], Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    points: int
+    keyword_rows_restored: int
+    keyword_rows_dropped: int
+
+
+class HybridCollection:
+    """One Qdrant collection plus (optionally) its FTS5 sidecar, written in step."""
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        collection: str,
+        dimension: int,
+        *,
+        keywords: FtsIndex | None = None,
+        keyword_row: KeywordRow | None = None,
+    ) -> None:
+        if (keywords is None) != (keyword_row is None):
+            raise ValueError("keywords and keyword_row go together")
+        self.vectors = vectors
+        self.collection = collection
+        self.keywords = keywords
+        self._keyword_row = keyword_row
+        self.lock = threading.RLock()
+        vectors.ensure_collection(collection, dimension)
+
+    def _keyword_transaction(self) -> AbstractContextManager[object]:
+        return self.keywords.transaction() if self.keywords is not None else nullcontext()
+
+    def _rows(self, points: Sequence[VectorPoint]) -> list[Mapping[str, str]]:
+        assert self._keyword_row is not None
+        return [self._keyword_row(p.id, p.payload) for p in points]
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points (by id) in both engines, or in neither."""
+        if not points:
+            return
+        with self.lock, self._keyword_transaction():
+            if self.keywords is not None:
+                self.keywords.upsert(self._rows(points))
+            self.vectors.upsert(self.collection, points)
+
+    def set_payloads(self, updates: Mapping[str, Payload]) -> None:
+        """Replace whole payloads of existing points (vectors unchanged), keywords in step."""
+        if not updates:
+            return
+        with self.lock, self._keyword_transaction():
+            if self.keywords is not None and self._keyword_row is not None:
+                self.keywords.upsert([self._keyword_row(i, p) for i, p in updates.items()])
+            for point_id, payload in updates.items():
+                self.vectors.set_payload(self.collection, [point_id], payload)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id from both engines; unknown ids are ignored."""
+        if not ids:
+            return
+        with self.lock, self._keyword_transaction():
+            if self.keywords is not None:
+                self.keywords.delete(ids)
+            self.vectors.delete(self.collection, ids)
+
+    def scroll_all(self, flt: Filter | None = None) -> Iterator[tuple[str, Payload]]:
+        """Every (id, payload), page by page."""
+        offset: str | None = None
+        while True:
+            points, offset = self.vectors.scroll(self.collection, flt=flt, limit=512, offset=offset)
+            for point in points:
+                yield point.id, point.payload
+            if offset is None:
+                return
+
+    def reconcile(self) -> tuple[dict[str, Payload], ReconcileReport]:
+        """All payloads (for the caller's mirror) and the keyword sidecar brought in step."""
+        with self.lock:
+            payloads = dict(self.scroll_all())
+            restored = dropped = 0
+            if self.keywords is not None and self._keyword_row is not None:
+                keyword_ids = set(self.keywords.ids())
+                missing = [i for i in payloads if i not in keyword_ids]
+                orphans = [i for i in keyword_ids if i not in payloads]
+                if missing or orphans:
+                    with self.keywords.transaction():
+                        self.keywords.upsert([self._keyword_row(i, payloads[i]) for i in missing])
+                        self.keywords.delete(orphans)
+                    logger.warning(
+                        "repaired a keyword sidecar",
+                        extra={
+                            "collection": self.collection,
+                            "restored": len(missing),
+                            "dropped": len(orphans),
+                        },
+                    )
+                restored, dropped = len(missing), len(orphans)
+            return payloads, ReconcileReport(len(payloads), restored, dropped)
+
+    def retrieve(self, ids: Sequence[str]) -> list[tuple[str, Payload]]:
+        """(id, payload) in the order asked; unknown ids are left out."""
+        return [(p.id, p.payload) for p in self.vectors.retrieve(self.collection, list(ids))]
+
+    def vectors_of(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        points = self.vectors.retrieve(self.collection, list(ids), with_vectors=True)
+        return {
+            p.id: np.asarray(p.vector, dtype=np.float32) for p in points if p.vector is not None
+        }
+
+    def search(
+        self, vector: npt.NDArray[np.float32], *, limit: int, flt: Filter | None, exact: bool
+    ) -> list[VectorHit]:
+        return self.vectors.search(self.collection, vector, limit=limit, flt=flt, exact=exact)
+
+    def keyword_search(
+        self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None
+    ) -> list[str]:
+        if self.keywords is None:
+            return []
+        return [hit.id for hit in self.keywords.search(text, limit=limit, filter_ids=allowed_ids)]
+
+    def drop(self) -> None:
+        with self.lock:
+            self.vectors.drop_collection(self.collection)
+
+    def close(self) -> None:
+        with self.lock:
+            if self.keywords is not None:
+                self.keywords.close()
