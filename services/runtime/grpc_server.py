@@ -97,23 +97,35 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             )
         return handler
 
+    async def _fail(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        method: str,
+        started: float,
+        error: BaseException,
+    ) -> None:
+        """Record the failure, then end the call with its status. Recording comes first so the
+        metric is there by the time the caller sees the error."""
+        if isinstance(error, EngramError):
+            self._metrics.observe(method, status_for(error).grpc_code.name, _since(started))
+            await _abort_with(context, error)
+        else:  # the unknown becomes INTERNAL
+            self._metrics.observe(method, "INTERNAL", _since(started))
+            await _abort_internal(context, method, error)
+
     def _wrap_unary(self, behaviour: Callable[..., Any], method: str) -> Callable[..., Any]:
         async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
-            code = "OK"
             try:
-                return await behaviour(_checked(request), context)
-            except EngramError as error:
-                code = status_for(error).grpc_code.name
-                await _abort_with(context, error)
+                result = await behaviour(_checked(request), context)
             except grpc.aio.AbortError:
-                code = _context_code(context)
+                self._metrics.observe(method, _context_code(context), _since(started))
                 raise
-            except Exception as error:  # the top-level handler: the unknown becomes INTERNAL
-                code = "INTERNAL"
-                await _abort_internal(context, method, error)
-            finally:
-                self._metrics.observe(method, code, time.perf_counter() - started)
+            except Exception as error:  # the top-level handler of every RPC
+                await self._fail(context, method, started, error)
+                return None
+            self._metrics.observe(method, "OK", _since(started))
+            return result
 
         return wrapped
 
@@ -122,23 +134,22 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
-            code = "OK"
             try:
                 async for item in behaviour(_checked(request), context):
                     yield item
-            except EngramError as error:
-                code = status_for(error).grpc_code.name
-                await _abort_with(context, error)
             except grpc.aio.AbortError:
-                code = _context_code(context)
+                self._metrics.observe(method, _context_code(context), _since(started))
                 raise
-            except Exception as error:  # the top-level handler: the unknown becomes INTERNAL
-                code = "INTERNAL"
-                await _abort_internal(context, method, error)
-            finally:
-                self._metrics.observe(method, code, time.perf_counter() - started)
+            except Exception as error:  # the top-level handler of every RPC
+                await self._fail(context, method, started, error)
+                return
+            self._metrics.observe(method, "OK", _since(started))
 
         return wrapped
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
 
 
 @dataclass(frozen=True)
