@@ -7,7 +7,7 @@ import logging
 
 from services.embedder.client import EmbedderClient
 from services.retrieval.deps import RetrievalDeps
-from services.retrieval.pool import PoolRegistry
+from services.retrieval.pool import pool_registry
 from services.retrieval.search import SearchEngine, SearchLimits
 from services.retrieval.server import create_server
 from services.retrieval.settings import RetrievalSettings
@@ -25,7 +25,7 @@ def build_deps(
 ) -> RetrievalDeps:
     """Wire the retrieval tier's dependencies (shared with the tests). The pools learn the
     embedding dimension once the embedder answers (`pools.set_dimension`)."""
-    pools = PoolRegistry(
+    pools = pool_registry(
         settings.data_dir,
         backend=storage.vector_backend,
         qdrant_url=storage.qdrant_url,

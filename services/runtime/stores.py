@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
-from services.runtime.errors import InvalidInput
+from services.runtime.errors import InvalidInput, Unavailable
 
 STORE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}\Z")
 
@@ -24,3 +27,54 @@ def validate_store_name(name: str) -> str:
 def store_dir(data_root: Path, name: str) -> Path:
     """`<data_root>/<store>`; the name is validated first, so the path cannot escape the root."""
     return data_root / validate_store_name(name)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+    def drop(self) -> None: ...
+
+
+T = TypeVar("T", bound=Closable)
+
+
+class OpenStores(Generic[T]):
+    """The per-store state a tier process serves (a drawer pool, a corpus), opened once on first
+    use and kept. Opening needs the embedding dimension, known once the embedder answered."""
+
+    def __init__(self, data_root: Path, opener: Callable[[Path, int], T]) -> None:
+        self._root = data_root
+        self._opener = opener
+        self._dimension: int | None = None
+        self._open: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    def set_dimension(self, dimension: int) -> None:
+        """The embedding dimension (from the embedder's Info)."""
+        self._dimension = dimension
+
+    def get(self, name: str) -> T:
+        """The store's state, opened on first use."""
+        with self._lock:
+            opened = self._open.get(name)
+            if opened is None:
+                if self._dimension is None:
+                    raise Unavailable("this tier is waiting for the embedder; retry shortly")
+                opened = self._open[name] = self._opener(
+                    store_dir(self._root, name), self._dimension
+                )
+            return opened
+
+    def drop(self, name: str) -> bool:
+        """Delete a store's state from disk. True when there was any."""
+        existed = store_dir(self._root, name).exists()
+        opened = self.get(name)
+        with self._lock:
+            self._open.pop(name, None)
+        opened.drop()
+        return existed
+
+    def close(self) -> None:
+        with self._lock:
+            opened, self._open = list(self._open.values()), {}
+        for state in opened:
+            state.close()

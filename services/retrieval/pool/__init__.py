@@ -4,6 +4,6 @@ that scoring, filters, facets and statistics read."""
 
 from services.retrieval.pool.mirror import DrawerMeta
 from services.retrieval.pool.pool import DrawerPool
-from services.retrieval.pool.registry import PoolRegistry
+from services.retrieval.pool.registry import PoolRegistry, pool_registry
 
-__all__ = ["DrawerMeta", "DrawerPool", "PoolRegistry"]
+__all__ = ["DrawerMeta", "DrawerPool", "PoolRegistry", "pool_registry"]
