@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import dataclasses
 from datetime import datetime
 
@@ -13,7 +11,6 @@ from services.retrieval.core import DampeningProfile, ScoreBreakdown
 from services.retrieval.pool.mirror import FacetCounts, MetaFilter
 from services.retrieval.pool.records import PIN_NAMES, to_datetime
 from services.retrieval.search import SearchSpec, StoreView
-from services.runtime.errors import InvalidInput
 from services.runtime.stores import validate_store_name
 
 _MODES = {
@@ -124,23 +121,3 @@ def facets(counts: FacetCounts) -> retrieval_pb2.Facets:
             retrieval_pb2.FacetCount(value=v, count=c) for v, c in counts.pin_statuses.items()
         ],
     )
-
-
-def page_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
-
-
-def page_offset(token: str) -> int:
-    """The offset an opaque page token stands for; a forged token is refused."""
-    if not token:
-        return 0
-    try:
-        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
-        offset = int(value)
-    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise InvalidInput(
-            "page_token is not one this server issued", field="page_token"
-        ) from error
-    if kind != "o" or offset < 0:
-        raise InvalidInput("page_token is not one this server issued", field="page_token")
-    return offset

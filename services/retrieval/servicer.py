@@ -25,6 +25,7 @@ from services.retrieval.search import SearchOutcome, StoreView
 from services.retrieval.transfer import export_lines, import_drawers
 from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
 from services.runtime.errors import InvalidInput
+from services.runtime.paging import page_offset, page_token
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
@@ -123,7 +124,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         size = request.page.page_size or 50
         if size > 500:
             raise InvalidInput("page_size must be at most 500", field="page.page_size")
-        offset = convert.page_offset(request.page.page_token)
+        offset = page_offset(request.page.page_token)
         page = metas[offset : offset + size]
         drawers = await asyncio.to_thread(pool.get_many, [m.id for m in page])
         now = _now()
@@ -133,7 +134,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         response = retrieval_pb2.ListDrawersResponse(
             drawers=drawers,
             page=common_pb2.PageResponse(
-                next_page_token=convert.page_token(following) if following < len(metas) else "",
+                next_page_token=page_token(following) if following < len(metas) else "",
                 total=len(metas),
             ),
         )
