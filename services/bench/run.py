@@ -18,9 +18,16 @@ def _embedder(quick: bool) -> dict[str, Any]:
     return embedder.run(quick)
 
 
+def _retrieval(quick: bool) -> dict[str, Any]:
+    from services.bench import retrieval
+
+    return retrieval.run(quick)
+
+
 # Section name → runner. Later tiers add their sections here.
 SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "embedder": _embedder,
+    "retrieval": _retrieval,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings
 
+from services.corpus.settings import CorpusSettings
 from services.embedder.settings import EmbedderSettings
 from services.launcher.settings import LauncherSettings
 from services.retrieval.settings import RetrievalSettings
@@ -16,6 +17,7 @@ SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     StorageSettings,
     EmbedderSettings,
     RetrievalSettings,
+    CorpusSettings,
 )
 
 

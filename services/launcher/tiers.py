@@ -33,4 +33,11 @@ TIERS: tuple[TierSpec, ...] = (
         default_port=50052,
         health_service="engram.v1.RetrievalService",
     ),
+    TierSpec(
+        name="corpus",
+        module="services.corpus",
+        env_prefix="ENGRAM_CORPUS_",
+        default_port=50053,
+        health_service="engram.v1.CorpusService",
+    ),
 )

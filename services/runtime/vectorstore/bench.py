@@ -35,6 +35,7 @@ from services.runtime.vectorstore import (
     VectorStore,
     open_vector_store,
 )
+from services.runtime.vectorstore.edge import EdgeVectorStore
 from services.runtime.vectorstore.indexing import DEFAULT_MIN_UNINDEXED_POINTS, IndexBuilder
 
 _COLLECTION = "bench"
@@ -138,6 +139,9 @@ _RECALL_KS = (10, 50)
 _ROOMS = 10
 _FILTER = Filter([FieldEquals("room", 3)])
 _HEARTBEAT_S = 0.005
+# Traffic during the build: a paced searcher (about what one busy agent session sends) and
+# a writer. An unpaced searcher would take a core by itself and mostly measure contention.
+_SEARCH_EVERY_S = 0.05
 _WRITE_EVERY_S = 0.02
 
 
@@ -147,18 +151,21 @@ def bench_ann(
     vectors_path: Path,
     *,
     path: Path | None = None,
-    max_indexing_threads: int = 1,
+    max_indexing_threads: int = 0,
+    payload_index: bool = True,
     inline_optimize: bool = False,
 ) -> BenchResult:
     """Exact vs HNSW search on `n` real embeddings, and what the background build costs.
 
     `vectors_path` is a float32 .npy matrix (`write_ann_vectors` makes one): its first `n`
     rows are the drawers, its last `queries` rows the probes (new sentences, not drawers).
-    Measures exact search p50/p99 with no filter and with a ~10% payload filter, then builds
-    the index with `IndexBuilder` while a thread keeps searching and another keeps writing
-    (their latencies, and the event loop's longest stall, are reported), then HNSW search
-    p50/p99 and recall@10/@50 against exact, unfiltered and filtered. `inline_optimize`
-    also times the in-process `optimize()` on a copy of the data, with the stall it causes.
+    Measures exact search p50/p99 with no filter and with a ~10% payload filter (on a field
+    with a payload index unless `payload_index` is False), then builds the index with
+    `IndexBuilder` (`max_indexing_threads` in the child, 0 = one per core) while a thread
+    keeps searching and another keeps writing (their latencies, and the event loop's longest
+    stall, are reported), then HNSW search p50/p99 and recall@10/@50 against exact,
+    unfiltered and filtered. `inline_optimize` also times the in-process `optimize()` on a
+    copy of the data, with the stall it causes to another thread.
     """
     matrix = np.load(vectors_path, mmap_mode="r")
     if n + queries > matrix.shape[0]:
@@ -171,7 +178,9 @@ def bench_ann(
     with tempfile.TemporaryDirectory(prefix="engram-bench-ann-") as scratch:
         store_path = path if path is not None else Path(scratch)
         with open_vector_store("edge", path=store_path) as store:
-            return _run_ann(store, data, probes, max_indexing_threads, inline_optimize)
+            return _run_ann(
+                store, data, probes, max_indexing_threads, payload_index, inline_optimize
+            )
 
 
 def _run_ann(
@@ -179,12 +188,14 @@ def _run_ann(
     data: npt.NDArray[np.float32],
     probes: npt.NDArray[np.float32],
     threads: int,
+    payload_index: bool,
     inline_optimize: bool,
 ) -> BenchResult:
     n, dim = data.shape
     result: BenchResult = {"n": n, "dim": dim, "queries": len(probes)}
+    result["payload_index"] = str(payload_index)
     started = time.perf_counter()
-    _fill_ann(store, _ANN_COLLECTION, data)
+    _fill_ann(store, _ANN_COLLECTION, data, payload_index)
     result["upsert_points_per_s"] = round(n / (time.perf_counter() - started), 1)
 
     exact: dict[tuple[bool, int], list[list[str]]] = {}
@@ -214,7 +225,7 @@ def _run_ann(
             result[f"{name}_recall"] = _recall(found, exact[filtered, k])
 
     if inline_optimize:
-        _fill_ann(store, _INLINE_COLLECTION, data)
+        _fill_ann(store, _INLINE_COLLECTION, data, payload_index)
         with _Heartbeat() as heartbeat:
             started = time.perf_counter()
             store.optimize(_INLINE_COLLECTION)
@@ -225,9 +236,14 @@ def _run_ann(
     return result
 
 
-def _fill_ann(store: VectorStore, collection: str, data: npt.NDArray[np.float32]) -> None:
+def _fill_ann(
+    store: VectorStore, collection: str, data: npt.NDArray[np.float32], payload_index: bool
+) -> None:
     store.drop_collection(collection)
     store.ensure_collection(collection, data.shape[1])
+    if payload_index and isinstance(store, EdgeVectorStore):
+        # Made while empty, as a tier should: cheap now, and in the HNSW graph later.
+        store.ensure_payload_index(collection, "room", "integer")
     for start in range(0, len(data), _BATCH):
         batch = [
             VectorPoint(f"d_{i}", data[i], {"room": i % _ROOMS})
@@ -247,9 +263,9 @@ async def _build_under_load(
 
     def searcher() -> None:
         i = 0
-        while not stop.is_set():
+        while not stop.wait(_SEARCH_EVERY_S):
             started = time.perf_counter()
-            exact = not builder.indexed
+            exact = builder.use_exact(None)
             store.search(_ANN_COLLECTION, probes[i % len(probes)], limit=10, exact=exact)
             search_ms.append((time.perf_counter() - started) * 1000)
             i += 1
@@ -1143,7 +1159,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vectors", type=Path, help="--ann: the .npy of embeddings")
     parser.add_argument("--embed", action="store_true", help="--ann: write --vectors first")
     parser.add_argument("--inline-optimize", action="store_true")
-    parser.add_argument("--indexing-threads", type=int, default=1)
+    parser.add_argument("--indexing-threads", type=int, default=0, help="0: one per core")
+    parser.add_argument("--no-payload-index", action="store_true")
     args = parser.parse_args(argv)
     if args.ann:
         if args.vectors is None:
@@ -1155,6 +1172,7 @@ def main(argv: list[str] | None = None) -> None:
             args.queries,
             args.vectors,
             max_indexing_threads=args.indexing_threads,
+            payload_index=not args.no_payload_index,
             inline_optimize=args.inline_optimize,
         )
     else:

@@ -20,7 +20,9 @@ over the qdrant-client adapter the builder does nothing.
     builder = IndexBuilder(store, "drawers")
     if builder.needs_build():
         report = await builder.build_in_background()
-    hits = store.search("drawers", query, limit=20, exact=not builder.indexed)
+    hits = store.search("drawers", query, limit=20, flt=flt, exact=builder.use_exact(flt))
+
+Filters need payload indexes at scale, exact or not: `EdgeVectorStore.ensure_payload_index`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from services.runtime.errors import Conflict, EngramError
-from services.runtime.vectorstore.base import VectorStore, check_collection_name
+from services.runtime.vectorstore.base import Filter, VectorStore, check_collection_name
 from services.runtime.vectorstore.edge import EdgeVectorStore, IndexSnapshot
 
 logger = logging.getLogger(__name__)
@@ -139,6 +141,7 @@ class IndexBuilder:
         )
         self._running = False
         self._last_build_at = -math.inf
+        self._warned: set[str] = set()  # filter fields already warned about (no index)
 
     @property
     def edge(self) -> EdgeVectorStore | None:
@@ -157,6 +160,32 @@ class IndexBuilder:
         if edge is None:
             return True
         return edge.index_status(self._collection).indexed_vectors > 0
+
+    def use_exact(self, flt: Filter | None = None) -> bool:
+        """The `exact=` to pass to `search` with filter `flt`.
+
+        Exact while no HNSW index exists (small collections), and for a filter on any field
+        the HNSW graph was not built with a payload index for: with such a filter Edge's
+        HNSW returned about half the hits asked for (recall@10 0.12-0.24 at 100k, 10%
+        selectivity), while an exact search stays correct, and with a payload index fast
+        (1.4 ms). Over a Qdrant server: never, the server plans it.
+        """
+        edge = self.edge
+        if edge is None:
+            return False
+        status = edge.index_status(self._collection)
+        if status.indexed_vectors == 0:
+            return True
+        keys = {condition.key for condition in flt.must} if flt is not None else set()
+        unindexed = keys - set(status.payload_indexes) - self._warned
+        if unindexed:
+            self._warned |= unindexed
+            logger.warning(
+                "filtered search on payload fields without an index: searched exactly, which"
+                " is slow at scale; create the indexes with ensure_payload_index",
+                extra={"collection": self._collection, "fields": sorted(unindexed)},
+            )
+        return not keys <= set(status.hnsw_filter_fields)
 
     @property
     def building(self) -> bool:

@@ -11,15 +11,22 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from services.runtime.errors import Conflict, NotFound
-from services.runtime.vectorstore import VectorPoint, VectorStore, open_vector_store
+from services.runtime.vectorstore import (
+    FieldEquals,
+    Filter,
+    VectorPoint,
+    VectorStore,
+    open_vector_store,
+)
 from services.runtime.vectorstore.edge import EdgeVectorStore
 from services.runtime.vectorstore.indexing import IndexBuilder, IndexBuildFailed
 
@@ -27,16 +34,18 @@ DIM = 16
 N = 1200
 MIN_POINTS = 400
 COLLECTION = "drawers"
+ROOM_3 = Filter([FieldEquals("room", 3)])
 
 
 def points(matrix: npt.NDArray[np.float32], prefix: str = "p") -> list[VectorPoint]:
     return [VectorPoint(f"{prefix}_{i}", row, {"room": i % 10}) for i, row in enumerate(matrix)]
 
 
-def builder_for(store: VectorStore, **options: object) -> IndexBuilder:
-    settings: dict[str, object] = {"min_unindexed_points": MIN_POINTS, "min_interval_s": 0}
+def builder_for(store: VectorStore, **options: Any) -> IndexBuilder:
+    """A builder with the lowered threshold and no pause between builds, unless overridden."""
+    settings: dict[str, Any] = {"min_unindexed_points": MIN_POINTS, "min_interval_s": 0}
     settings.update(options)
-    return IndexBuilder(store, COLLECTION, **settings)  # type: ignore[arg-type]
+    return IndexBuilder(store, COLLECTION, **settings)
 
 
 def sleeping_worker(pid_file: Path) -> list[str]:
@@ -94,9 +103,9 @@ class Traffic:
         for thread in self._threads:
             thread.join()
 
-    def _guard(self, work: object) -> None:
+    def _guard(self, work: Callable[[], None]) -> None:
         try:
-            work()  # type: ignore[operator]
+            work()
         except BaseException as error:  # recorded for the test to report, not swallowed
             self.errors.append(error)
 
@@ -171,26 +180,52 @@ async def test_a_build_completes_while_searches_and_writes_go_on_and_keeps_every
 async def test_after_a_build_hnsw_returns_the_same_top_k_as_exact_and_survives_reopening(
     store: EdgeVectorStore, store_path: Path
 ) -> None:
+    store.ensure_payload_index(COLLECTION, "room", "integer")
     report = await builder_for(store).build_in_background()
     assert report.indexed_vectors >= N, f"expected all {N} points indexed, got {report}"
     probes = np.random.default_rng(9).normal(size=(20, DIM)).astype(np.float32)
 
-    def top_ids(probe: npt.NDArray[np.float32], *, exact: bool) -> list[str]:
-        return [hit.id for hit in store.search(COLLECTION, probe, limit=10, exact=exact)]
+    def top_ids(probe: npt.NDArray[np.float32], flt: Filter | None, *, exact: bool) -> list[str]:
+        hits = store.search(COLLECTION, probe, limit=10, flt=flt, exact=exact)
+        return [hit.id for hit in hits]
 
     for probe in probes:
-        exact, hnsw = top_ids(probe, exact=True), top_ids(probe, exact=False)
-        assert hnsw == exact, f"expected HNSW top-10 to equal exact:\n{exact}\ngot\n{hnsw}"
+        for flt in (None, ROOM_3):
+            exact, hnsw = top_ids(probe, flt, exact=True), top_ids(probe, flt, exact=False)
+            assert hnsw == exact, f"expected HNSW top-10 to equal exact:\n{exact}\ngot\n{hnsw}"
     store.close()
+    # What a crash between the switch and deleting the retired shard leaves behind.
+    (store_path / COLLECTION / "shard" / "segments").mkdir(parents=True)
 
     with open_vector_store("edge", path=store_path) as reopened:
         assert isinstance(reopened, EdgeVectorStore)
         status = reopened.index_status(COLLECTION)
         assert status.indexed_vectors >= N, f"expected the built shard live on reopen: {status}"
+        assert status.hnsw_filter_fields == ("room",), f"expected room kept on reopen: {status}"
         assert reopened.count(COLLECTION) == N, f"expected {N}, got {reopened.count(COLLECTION)}"
     assert len(shard_folders(store_path)) == 1, (
         f"expected one shard, got {shard_folders(store_path)}"
     )
+
+
+async def test_filters_use_hnsw_only_on_fields_indexed_before_the_build(
+    store: EdgeVectorStore,
+) -> None:
+    builder = builder_for(store)
+    store.ensure_payload_index(COLLECTION, "room", "integer")
+    assert builder.use_exact(None), "expected exact search before any build"
+    assert builder.use_exact(ROOM_3), "expected exact filtered search before any build"
+
+    await builder.build_in_background()
+    # Indexed after the build: the graph has no filter-aware links for it.
+    store.ensure_payload_index(COLLECTION, "late", "integer")
+
+    assert not builder.use_exact(None), "expected HNSW for unfiltered search after the build"
+    assert not builder.use_exact(ROOM_3), "expected HNSW for a field indexed before the build"
+    late = Filter([FieldEquals("late", 1)])
+    assert builder.use_exact(late), "expected exact search for a field indexed after the build"
+    unindexed = Filter([FieldEquals("room", 3), FieldEquals("wing", "eng")])
+    assert builder.use_exact(unindexed), "expected exact search for an unindexed field"
 
 
 async def test_a_crashed_builder_child_leaves_the_live_collection_intact_and_buildable(
@@ -198,9 +233,11 @@ async def test_a_crashed_builder_child_leaves_the_live_collection_intact_and_bui
 ) -> None:
     crashing = [sys.executable, "-c", "import os, time; time.sleep(0.3); os.abort()"]
     builder = builder_for(store, worker=crashing, min_interval_s=60)
-    with Traffic(store, builder) as traffic:
-        with pytest.raises(IndexBuildFailed, match="exited with code"):
-            await builder.build_in_background()
+    with (
+        Traffic(store, builder) as traffic,
+        pytest.raises(IndexBuildFailed, match="exited with code"),
+    ):
+        await builder.build_in_background()
 
     assert traffic.errors == [], f"expected searches and writes to succeed, got {traffic.errors}"
     expected_count = N + len(traffic.written)
@@ -224,7 +261,9 @@ async def test_cancelling_a_build_kills_the_child_and_keeps_the_collection(
     pid_file = tmp_path / "child.pid"
     builder = builder_for(store, worker=sleeping_worker(pid_file))
     build = asyncio.create_task(builder.build_in_background())
+    deadline = time.monotonic() + 10
     while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "expected the build child to start within 10 s"
         await asyncio.sleep(0.01)
     build.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -1,0 +1,232 @@
+"""Raw memories without a file: one memory, or a whole session of turns (how conversation gets
+in), plus similarity search and verbatim expansion. Protobuf in, protobuf out; the storage is
+`store.raw`."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+from engram.v1 import common_pb2, corpus_pb2
+
+from services.corpus.store import CorpusStore
+from services.corpus.store.raw import chunk_id
+from services.embedder.client import EmbedderClient
+from services.runtime.errors import InvalidInput, NotFound
+from services.runtime.paging import page_offset, page_token
+
+DIRECT_VERSION = "direct/1"
+SESSION_VERSION = "session/1"
+_ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "model", "bot"})
+
+
+def _stamp(chunk: common_pb2.RawChunk) -> None:
+    chunk.created_at.FromDatetime(datetime.now(UTC))
+
+
+def _check_text(text: str, where: str, limit: int) -> None:
+    if not text.strip():
+        raise InvalidInput(f"{where} is empty", field=where)
+    if len(text) > limit:
+        raise InvalidInput(
+            f"{where} is {len(text)} characters; the limit is {limit}: split it", field=where
+        )
+
+
+async def add_memory(
+    store: CorpusStore,
+    embedder: EmbedderClient,
+    request: corpus_pb2.AddRawMemoryRequest,
+    max_chars: int,
+) -> common_pb2.RawChunk:
+    """One raw memory, appended to its session (a new session when none is named)."""
+    _check_text(request.content, "content", max_chars)
+    session_id = request.session_id or f"s-{uuid.uuid4().hex[:16]}"
+    with store.lock:
+        ordinal = len(store.raw.of_session(session_id))
+        chunk = common_pb2.RawChunk(
+            id=chunk_id(session_id, DIRECT_VERSION, ordinal),
+            session_id=session_id,
+            origin_kind=request.origin_kind or "direct",
+            content=request.content,
+            ordinal=ordinal,
+            speaker=request.speaker,
+            chunker_version=DIRECT_VERSION,
+            attributes=dict(request.attributes),
+        )
+        if request.HasField("occurred_at"):
+            chunk.occurred_at.CopyFrom(request.occurred_at)
+        _stamp(chunk)
+    vectors = await embedder.embed([chunk.content])
+    await asyncio.to_thread(store.raw.put, [chunk], vectors)
+    return chunk
+
+
+def _turn_text(turn: corpus_pb2.RawTurn) -> str:
+    who = turn.speaker or turn.role or "speaker"
+    return f"{who}: {turn.content.strip()}"
+
+
+def _arcs(turns: Sequence[corpus_pb2.RawTurn], bundle: bool) -> list[list[corpus_pb2.RawTurn]]:
+    """Turns grouped into chunks: with `bundle`, a turn plus the assistant's replies to it."""
+    if not bundle:
+        return [[t] for t in turns]
+    arcs: list[list[corpus_pb2.RawTurn]] = []
+    for turn in turns:
+        replying = turn.role.lower() in _ASSISTANT_ROLES
+        if arcs and replying:
+            arcs[-1].append(turn)
+        else:
+            arcs.append([turn])
+    return arcs
+
+
+async def add_session(
+    store: CorpusStore,
+    embedder: EmbedderClient,
+    request: corpus_pb2.AddRawSessionRequest,
+    *,
+    max_chars: int,
+    max_turns: int,
+) -> corpus_pb2.AddRawSessionResponse:
+    """A whole session of turns, as chunks (turn pairs bundled into arcs when asked).
+    Re-sending the same session id replaces it: the chunks are exactly this session's."""
+    if not request.turns:
+        raise InvalidInput("turns is empty", field="turns")
+    if len(request.turns) > max_turns:
+        raise InvalidInput(
+            f"{len(request.turns)} turns; the limit is {max_turns}: send the session in parts "
+            "with add_raw_memory",
+            field="turns",
+        )
+    for index, turn in enumerate(request.turns):
+        _check_text(turn.content, f"turns[{index}].content", max_chars)
+    session_id = request.session_id or f"s-{uuid.uuid4().hex[:16]}"
+    origin = request.origin_kind or "dialog"
+    chunks = []
+    for ordinal, arc in enumerate(_arcs(request.turns, request.bundle_turn_pairs)):
+        chunk = common_pb2.RawChunk(
+            id=chunk_id(session_id, SESSION_VERSION, ordinal),
+            session_id=session_id,
+            origin_kind=origin,
+            content="\n".join(_turn_text(t) for t in arc),
+            ordinal=ordinal,
+            speaker=arc[0].speaker or arc[0].role,
+            chunker_version=SESSION_VERSION,
+            attributes=dict(request.attributes),
+        )
+        dated = [t for t in arc if t.HasField("occurred_at")]
+        if dated:
+            chunk.occurred_at.CopyFrom(dated[0].occurred_at)
+        _stamp(chunk)
+        chunks.append(chunk)
+    vectors = await embedder.embed([c.content for c in chunks])
+    with store.lock:
+        await asyncio.to_thread(store.raw.delete_where, session_id=session_id)
+        await asyncio.to_thread(store.raw.put, chunks, vectors)
+    return corpus_pb2.AddRawSessionResponse(session_id=session_id, chunks=chunks)
+
+
+async def search_raw(
+    store: CorpusStore, embedder: EmbedderClient, request: corpus_pb2.SearchRawRequest
+) -> corpus_pb2.SearchRawResponse:
+    """Similarity search over raw chunks; `hybrid` adds FTS5 keyword hits (boosted +0.04)."""
+    if not request.query.strip():
+        raise InvalidInput("query is empty", field="query")
+    if len(request.query) > 8192:
+        raise InvalidInput("query is over 8192 characters", field="query")
+    limit = request.n_results or 10
+    if limit > 200:
+        raise InvalidInput("n_results must be at most 200", field="n_results")
+    vector = await embedder.embed_query(request.query)
+    filters = {
+        "session_id": request.session_id,
+        "origin_kind": request.origin_kind,
+        "file_id": request.file_id,
+    }
+    hits = dict(await asyncio.to_thread(store.raw.search, vector, limit=limit, **filters))
+    keyword: set[str] = set()
+    if request.hybrid:
+        allowed = store.raw.allowed_ids(**filters)
+        keyword = set(
+            store.raw.collection.keyword_search(request.query, limit=limit, allowed_ids=allowed)
+        )
+        missing = [i for i in keyword if i not in hits]
+        for chunk_id_, stored in store.raw.collection.vectors_of(missing).items():
+            hits[chunk_id_] = float(np.dot(stored, vector))
+    scored = sorted(
+        ((i, s + (0.04 if i in keyword else 0.0), s) for i, s in hits.items()),
+        key=lambda item: -item[1],
+    )[:limit]
+    chunks = {c.id: c for c in store.raw.get([i for i, _, _ in scored])}
+    return corpus_pb2.SearchRawResponse(
+        results=[
+            corpus_pb2.RawHit(
+                chunk=chunks[i], score=score, similarity=sim, keyword_hit=i in keyword
+            )
+            for i, score, sim in scored
+            if i in chunks
+        ]
+    )
+
+
+def expand_raw(
+    store: CorpusStore, request: corpus_pb2.ExpandRawRequest
+) -> corpus_pb2.ExpandRawResponse:
+    """A chunk with its neighbours in the same file or session, for verbatim lookup."""
+    if request.before > 50 or request.after > 50:
+        raise InvalidInput("before and after are at most 50", field="before")
+    found = store.raw.get([request.chunk_id])
+    if not found:
+        raise NotFound(f"raw chunk {request.chunk_id!r} does not exist", field="chunk_id")
+    before, after = store.raw.neighbours(request.chunk_id, request.before, request.after)
+    return corpus_pb2.ExpandRawResponse(
+        chunk=found[0], before=store.raw.get(before), after=store.raw.get(after)
+    )
+
+
+def list_sessions(
+    store: CorpusStore, request: corpus_pb2.ListSessionsRequest
+) -> corpus_pb2.ListSessionsResponse:
+    summaries = store.raw.sessions(origin_kind=request.origin_kind, file_id=request.file_id)
+    size = request.page.page_size or 100
+    offset = page_offset(request.page.page_token)
+    page = summaries[offset : offset + size]
+    drawers_by_file = {}
+    for summary in page:
+        if summary.file_id and summary.file_id not in drawers_by_file:
+            try:
+                drawers_by_file[summary.file_id] = store.catalog.get(
+                    summary.file_id
+                ).derived_drawer_count
+            except NotFound:
+                drawers_by_file[summary.file_id] = 0
+    sessions = []
+    for summary in page:
+        descriptor = common_pb2.SessionDescriptor(
+            session_id=summary.session_id,
+            raw_chunk_count=summary.chunk_count,
+            origin_kind=summary.origin_kind,
+        )
+        if summary.span_start is not None:
+            descriptor.span_start.FromSeconds(int(summary.span_start))
+        if summary.span_end is not None:
+            descriptor.span_end.FromSeconds(int(summary.span_end))
+        sessions.append(
+            corpus_pb2.RawSessionSummary(
+                descriptor=descriptor,
+                derived_drawer_count=drawers_by_file.get(summary.file_id, 0),
+                file_id=summary.file_id,
+            )
+        )
+    following = offset + size
+    return corpus_pb2.ListSessionsResponse(
+        sessions=sessions,
+        page=common_pb2.PageResponse(
+            next_page_token=page_token(following) if following < len(summaries) else "",
+            total=len(summaries),
+        ),
+    )

@@ -1,0 +1,129 @@
+"""Direct raw memories and sessions, source-set reconciliation, and query_document."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from engram.v1 import corpus_pb2
+
+from tests.services.corpus.conftest import STORE, RunningCorpus
+
+
+async def test_a_session_of_turns_becomes_bundled_arcs(corpus: RunningCorpus) -> None:
+    turns = [
+        corpus_pb2.RawTurn(role="user", content="What should we cook on Friday?"),
+        corpus_pb2.RawTurn(role="assistant", content="Maybe the pho you wanted to try."),
+        corpus_pb2.RawTurn(role="user", content="Sounds good, no warm tomatoes please."),
+        corpus_pb2.RawTurn(role="assistant", content="Noted: no warm tomatoes."),
+    ]
+    reply = await corpus.stub.AddRawSession(
+        corpus_pb2.AddRawSessionRequest(
+            store=STORE, session_id="dinner-1", turns=turns, bundle_turn_pairs=True
+        )
+    )
+    assert [c.ordinal for c in reply.chunks] == [0, 1]
+    assert "pho" in reply.chunks[0].content and "tomatoes" in reply.chunks[1].content
+    again = await corpus.stub.AddRawSession(
+        corpus_pb2.AddRawSessionRequest(
+            store=STORE, session_id="dinner-1", turns=turns, bundle_turn_pairs=True
+        )
+    )
+    assert [c.id for c in again.chunks] == [c.id for c in reply.chunks]
+    assert corpus.deps.stores.get(STORE.name).raw.count() == 2, "re-sending replaces"
+    hits = await corpus.stub.SearchRaw(
+        corpus_pb2.SearchRawRequest(store=STORE, query="tomatoes", hybrid=True, n_results=2)
+    )
+    assert hits.results[0].keyword_hit
+
+
+async def test_direct_memories_append_to_their_session(corpus: RunningCorpus) -> None:
+    first = await corpus.stub.AddRawMemory(
+        corpus_pb2.AddRawMemoryRequest(store=STORE, content="Marco's band plays on July 18.")
+    )
+    second = await corpus.stub.AddRawMemory(
+        corpus_pb2.AddRawMemoryRequest(
+            store=STORE, content="The venue is the old brewery.", session_id=first.session_id
+        )
+    )
+    assert (first.ordinal, second.ordinal) == (0, 1)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await corpus.stub.AddRawMemory(corpus_pb2.AddRawMemoryRequest(store=STORE, content="  "))
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _files(contents: dict[str, str]) -> list[corpus_pb2.SourceFile]:
+    return [corpus_pb2.SourceFile(path=p, content=c.encode()) for p, c in contents.items()]
+
+
+async def test_source_sync_reembeds_only_what_changed(corpus: RunningCorpus) -> None:
+    base = {
+        "app/main.py": "def main():\n    return serve()\n",
+        "app/db.py": "def connect():\n    return sqlite3.connect('x')\n",
+        "README.md": "# App\n\nRun it with make run.\n",
+    }
+    first = await corpus.stub.SyncSource(
+        corpus_pb2.SyncSourceRequest(store=STORE, source="app", files=_files(base))
+    )
+    assert (first.chunks_added, first.chunks_unchanged, first.chunks_removed) == (3, 0, 0)
+    changed = dict(base)
+    changed["app/main.py"] = "def main():\n    return serve(port=8080)\n"
+    changed["README.md"] = "# App\n\nRun it with make run, test it with make test.\n"
+    second = await corpus.stub.SyncSource(
+        corpus_pb2.SyncSourceRequest(store=STORE, source="app", files=_files(changed))
+    )
+    assert (second.chunks_added, second.chunks_unchanged, second.chunks_removed) == (2, 1, 2)
+    assert second.files_seen == 3
+    hits = await corpus.stub.SearchSource(
+        corpus_pb2.SearchSourceRequest(store=STORE, query="database connection", source="app")
+    )
+    assert hits.results[0].path == "app/db.py"
+
+
+async def test_source_sync_refuses_paths_outside_the_set(corpus: RunningCorpus) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await corpus.stub.SyncSource(
+            corpus_pb2.SyncSourceRequest(
+                store=STORE, source="app", files=_files({"../../etc/passwd": "x"})
+            )
+        )
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await corpus.stub.SyncSource(
+            corpus_pb2.SyncSourceRequest(store=STORE, source="app", root="/etc")
+        )
+    assert caught.value.code() is grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_query_document_returns_spans_under_the_budget(corpus: RunningCorpus) -> None:
+    body = ("Filler line about nothing much. " * 30 + "\n") * 5
+    body += "The retention policy keeps backups for ninety days.\n" + body
+    uploaded = await corpus.upload("policy.txt", body.encode())
+    reply = await corpus.stub.QueryDocument(
+        corpus_pb2.QueryDocumentRequest(
+            store=STORE,
+            file_id=uploaded.id,
+            pattern="ninety days",
+            context_chars=40,
+            char_budget=60,
+        )
+    )
+    assert reply.matches_total == 1
+    span = reply.spans[0]
+    assert "ninety" in span.text and len(span.text) > 0
+    assert reply.chars_used <= 60
+    semantic = await corpus.stub.QueryDocument(
+        corpus_pb2.QueryDocumentRequest(
+            store=STORE,
+            file_id=uploaded.id,
+            semantic_query="how long are backups kept?",
+            char_budget=2000,
+        )
+    )
+    assert any("ninety" in s.text for s in semantic.spans if s.kind == "semantic")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await corpus.stub.QueryDocument(
+            corpus_pb2.QueryDocumentRequest(
+                store=STORE, file_id=uploaded.id, pattern="(", regex=True
+            )
+        )
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
