@@ -30,11 +30,10 @@ def build_deps(
         backend=storage.vector_backend,
         qdrant_url=storage.qdrant_url,
         qdrant_api_key=storage.qdrant_api_key,
+        index_min_points=settings.index_min_points,
     )
     limits = SearchLimits(
-        max_query_chars=settings.max_query_chars,
-        default_depth=settings.default_depth,
-        exact_below=settings.exact_below,
+        max_query_chars=settings.max_query_chars, default_depth=settings.default_depth
     )
     return RetrievalDeps(
         settings=settings,
@@ -64,6 +63,7 @@ async def _serve(settings: RetrievalSettings, storage: StorageSettings) -> None:
         await tier.set_serving(True)
 
     async def close() -> None:
+        await deps.wait_for_builds()
         deps.pools.close()
         await embedder.close()
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.embedder.client import EmbedderClient
-from services.retrieval.pool import PoolRegistry
+from services.retrieval.pool import DrawerPool, PoolRegistry
 from services.retrieval.retrieval_log import RetrievalLog
 from services.retrieval.search import SearchEngine
 from services.retrieval.settings import RetrievalSettings
 from services.retrieval.tokens import TokenCounter
+from services.runtime.errors import EngramError
 from services.runtime.stores import store_dir
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -24,6 +29,7 @@ class RetrievalDeps:
     tokens: TokenCounter
     _logs: dict[str, RetrievalLog] = field(default_factory=dict)
     _logs_lock: threading.Lock = field(default_factory=threading.Lock)
+    _builds: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
     def data_root(self) -> Path:
@@ -36,3 +42,27 @@ class RetrievalDeps:
             if log is None:
                 log = self._logs[store] = RetrievalLog(store_dir(self.data_root, store))
             return log
+
+    def schedule_index_build(self, pool: DrawerPool) -> None:
+        """After a write: build the pool's ANN index in the background when enough points
+        lie outside it (a child process does the work; searches and writes go on)."""
+        if pool.index.building or not pool.index.needs_build():
+            return
+
+        async def build() -> None:
+            try:
+                report = await pool.index.build_if_needed()
+            except EngramError as error:
+                logger.warning("background index build failed: %s", error.message)
+                return
+            if report is not None:
+                logger.info("background index build finished", extra={"report": str(report)})
+
+        task = asyncio.get_running_loop().create_task(build())
+        self._builds.add(task)
+        task.add_done_callback(self._builds.discard)
+
+    async def wait_for_builds(self) -> None:
+        """Let running index builds end (shutdown, tests)."""
+        if self._builds:
+            await asyncio.gather(*self._builds, return_exceptions=True)

@@ -39,7 +39,7 @@ async def find_similar(
     flt = MetaFilter(
         room=room, memory_types=frozenset({memory_type}) if memory_type else frozenset()
     )
-    hits = await asyncio.to_thread(pool.vector_search, vector, flt, max(limit, 1), exact=True)
+    hits = await asyncio.to_thread(pool.vector_search, vector, flt, max(limit, 1))
     similar = {i: s for i, s in hits if s >= min_similarity} if min_similarity > 0 else {}
     ids = list(dict.fromkeys([*same, *sorted(similar, key=lambda i: -similar[i])]))[:limit]
     drawers = await asyncio.to_thread(pool.get_many, ids)

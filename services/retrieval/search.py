@@ -98,7 +98,6 @@ class SearchLimits:
     default_depth: int = 50
     max_depth: int = 500
     max_n_results: int = 200
-    exact_below: int = 20_000  # collections this small are always searched exactly
 
 
 class IntentPrototypes:
@@ -237,8 +236,7 @@ class SearchEngine:
         flt: MetaFilter,
         depth: int,
     ) -> list:  # type: ignore[type-arg]
-        exact = pool.count() < self.limits.exact_below
-        vector_hits = dict(pool.vector_search(vector, flt, depth, exact=exact))
+        vector_hits = dict(pool.vector_search(vector, flt, depth))
         keyword_ids = pool.keyword_search(text, flt, depth)
         keyword_only = [i for i in keyword_ids if i not in vector_hits]
         if keyword_only:

@@ -160,7 +160,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             ),
             retrievals_recorded=sum(m.retrieval_count for m in metas),
             vector_backend=pool.vector_backend,
-            ann_indexed=False,
+            ann_indexed=await asyncio.to_thread(lambda: pool.index.indexed),
         )
 
     # ------------------------------------------------------------------ search
@@ -306,6 +306,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             replace_existing=first.replace_existing,
             initial_salience=self._deps.settings.initial_salience,
         )
+        self._deps.schedule_index_build(pool)
         return retrieval_pb2.ImportDrawersResponse(
             imported=imported,
             errors=[retrieval_pb2.ImportLineError(line=e.line, message=e.message) for e in errors],

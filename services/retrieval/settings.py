@@ -18,8 +18,11 @@ class RetrievalSettings(TierSettings):
         description="host:port of the embedder tier",
     )
     default_depth: int = Field(50, ge=1, le=500, description="candidates taken per retriever")
-    exact_below: int = Field(
-        20_000, ge=0, description="pools smaller than this are searched exactly (no ANN)"
+    index_min_points: int = Field(
+        20_000,
+        ge=1,
+        description="points outside the HNSW index that trigger a background index build "
+        "(embedded Qdrant Edge; smaller pools are searched exactly)",
     )
     max_query_chars: int = Field(8192, ge=1, description="longest query accepted")
     max_batch_queries: int = Field(32, ge=1, le=256, description="most queries in search_batch")

@@ -31,8 +31,12 @@ from services.runtime.vectorstore import (
     VectorPoint,
     open_vector_store,
 )
+from services.runtime.vectorstore.edge import EdgeVectorStore
+from services.runtime.vectorstore.indexing import IndexBuilder
 
 COLLECTION = "drawers"
+# Payload keys search filters on (see _vector_filter).
+FILTER_FIELDS = ("wing", "room", "memory_type", "pin_status", "sessions")
 KEYWORD_COLUMNS = ("content", "signature", "topic")
 
 
@@ -44,6 +48,7 @@ class PoolLocation:
     backend: str = "edge"
     qdrant_url: str = ""
     qdrant_api_key: str = ""
+    index_min_points: int = 20_000  # unindexed points that trigger a background HNSW build
 
 
 class DrawerPool:
@@ -65,6 +70,14 @@ class DrawerPool:
             dimension,
             keywords=FtsIndex(location.root / "keywords.sqlite", columns=KEYWORD_COLUMNS),
             keyword_row=_keyword_row,
+        )
+        if isinstance(vectors, EdgeVectorStore):
+            # Filters need payload indexes at scale, and they must exist before an HNSW
+            # build so the graph gets filter-aware links (docs/decisions/0005).
+            for key in FILTER_FIELDS:
+                vectors.ensure_payload_index(self.collection.collection, key, "keyword")
+        self.index = IndexBuilder(
+            vectors, self.collection.collection, min_unindexed_points=location.index_min_points
         )
         self._lock = self.collection.lock
         self._meta: dict[str, DrawerMeta] = {}
@@ -145,10 +158,13 @@ class DrawerPool:
         return self.collection.vectors_of(ids)
 
     def vector_search(
-        self, vector: npt.NDArray[np.float32], flt: MetaFilter, limit: int, *, exact: bool
+        self, vector: npt.NDArray[np.float32], flt: MetaFilter, limit: int
     ) -> list[tuple[str, float]]:
-        """(id, cosine) of the nearest drawers matching `flt`."""
-        hits = self.collection.search(vector, limit=limit, flt=_vector_filter(flt), exact=exact)
+        """(id, cosine) of the nearest drawers matching `flt`: exact until an HNSW index
+        covers the filter (small pools always), approximate after (`IndexBuilder.use_exact`)."""
+        condition = _vector_filter(flt)
+        exact = self.index.use_exact(condition)
+        hits = self.collection.search(vector, limit=limit, flt=condition, exact=exact)
         return [(hit.id, hit.score) for hit in hits]
 
     def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> list[str]:

@@ -9,12 +9,18 @@ from services.runtime.stores import OpenStores
 
 
 def pool_registry(
-    data_root: Path, *, backend: str = "edge", qdrant_url: str = "", qdrant_api_key: str = ""
+    data_root: Path,
+    *,
+    backend: str = "edge",
+    qdrant_url: str = "",
+    qdrant_api_key: str = "",
+    index_min_points: int = 20_000,
 ) -> OpenStores[DrawerPool]:
     """Pools under `data_root`, one folder a store, on the configured vector backend."""
 
     def open_pool(root: Path, dimension: int) -> DrawerPool:
-        return DrawerPool(PoolLocation(root, backend, qdrant_url, qdrant_api_key), dimension)
+        location = PoolLocation(root, backend, qdrant_url, qdrant_api_key, index_min_points)
+        return DrawerPool(location, dimension)
 
     return OpenStores(data_root, open_pool)
 

@@ -151,7 +151,7 @@ def bench_ann(
     vectors_path: Path,
     *,
     path: Path | None = None,
-    max_indexing_threads: int = 0,
+    max_indexing_threads: int = 1,
     payload_index: bool = True,
     inline_optimize: bool = False,
 ) -> BenchResult:
@@ -1159,7 +1159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vectors", type=Path, help="--ann: the .npy of embeddings")
     parser.add_argument("--embed", action="store_true", help="--ann: write --vectors first")
     parser.add_argument("--inline-optimize", action="store_true")
-    parser.add_argument("--indexing-threads", type=int, default=0, help="0: one per core")
+    parser.add_argument("--indexing-threads", type=int, default=1, help="0: one per core")
     parser.add_argument("--no-payload-index", action="store_true")
     args = parser.parse_args(argv)
     if args.ann:

@@ -1,8 +1,8 @@
 """Build a collection's HNSW index off the request path, without freezing the process.
 
 Qdrant Edge has no background optimizer, and `EdgeShard.optimize()` holds the GIL for the
-whole build (tens of seconds at 100k x 384 here), which stalls every thread of a serving
-process. So the build runs in a child process on a copy of the shard (decision 0005):
+whole build (31-105 s at 100k x 384 on the 2-core dev machine), which stalls every thread of
+a serving process. So the build runs in a child process on a copy of the shard (decision 0005):
 
 1. snapshot: flush and copy the live shard into a new folder; writes wait for the copy,
    reads do not. From then on every write to the live shard is also journaled.
@@ -47,7 +47,8 @@ logger = logging.getLogger(__name__)
 
 # Below this many points outside the HNSW index, search them exactly. Measured on the 2-core
 # dev machine with MiniLM embeddings (decision 0005): an exact search of 20k x 384 takes
-# about 3 ms, which leaves the 25 ms end-to-end budget to the query embedding.
+# 1.6 ms p50 (3.1 ms p99), which leaves the 25 ms end-to-end budget to the query embedding
+# (12.6 ms p50 on one torch thread); at 100k it takes 14-19 ms and the budget is gone.
 DEFAULT_MIN_UNINDEXED_POINTS = 20_000
 # One build per interval at most: bounds the CPU spent rebuilding under a steady write
 # stream, and keeps a crashing build from being retried in a tight loop.
@@ -150,11 +151,12 @@ class IndexBuilder:
 
     @property
     def indexed(self) -> bool:
-        """Whether searches should use the HNSW index (`exact=not indexed`).
+        """Whether an HNSW index covers part of the collection: `exact=not indexed` for an
+        unfiltered search (filtered searches take `use_exact(flt)`).
 
-        True once an index covers part of the collection: Edge then searches the indexed
-        segments by HNSW and the rest exactly. Always True over a Qdrant server, which picks
-        between its index and a full scan itself. Costs one shard-info call.
+        Edge then searches the indexed segments by HNSW and the rest exactly. Always True
+        over a Qdrant server, which picks between its index and a full scan itself. Costs
+        one shard-info call.
         """
         edge = self.edge
         if edge is None:
