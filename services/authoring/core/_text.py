@@ -1,0 +1,267 @@
+"""The text of a drawer: sentences, signature phrases, and third-person rewriting.
+
+Simple, tested rules rather than a parser:
+
+- `split_sentences`: blank lines and list items are hard breaks, wrapped lines join, and a
+  "." after a common abbreviation or an initial does not end a sentence.
+- `signature_in`: a signature occurs in content case-sensitively once whitespace runs are
+  collapsed, and on word boundaries at its ends (half a word never hits the keyword index).
+- `third_person` rewrites first-person words and makes the verb after a rewritten subject
+  agree ("I prefer" → "Kyle prefers", "we use" → "the team uses"); once the speaker has been
+  named, their possessives and objects read "their"/"them" ("in my salad" → "in their
+  salad").
+- `choose_signature` picks the longest 3–8 word phrase that starts and ends on a content
+  word, ends its clause when one can, and survives framing verbatim, so the keyword index
+  can hit it exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+EDGE_PUNCTUATION: Final = " .,;:!?\"'“”‘’()[]"
+
+
+def normalise_space(text: str) -> str:
+    """Whitespace runs collapsed to one space, ends stripped (how signatures are compared)."""
+    return " ".join(text.split())
+
+
+def signature_in(phrase: str, content: str) -> bool:
+    """Whether `phrase` occurs in `content` case-sensitively, on word boundaries at its ends.
+
+    Both are whitespace-normalised first, so line breaks and double spaces never matter.
+    """
+    phrase, content = normalise_space(phrase), normalise_space(content)
+    if not phrase:
+        return False
+    start = content.find(phrase)
+    while start != -1:
+        end = start + len(phrase)
+        before_ok = start == 0 or not (phrase[0].isalnum() and content[start - 1].isalnum())
+        after_ok = end == len(content) or not (phrase[-1].isalnum() and content[end].isalnum())
+        if before_ok and after_ok:
+            return True
+        start = content.find(phrase, start + 1)
+    return False
+
+
+# Abbreviations whose trailing "." does not end a sentence.
+_ABBREVIATIONS: Final = frozenset(
+    {"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "st", "no", "cf", "approx", "fig"}
+)
+_BOUNDARY: Final = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_LIST_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of `text`; blank lines and list items are hard breaks, wrapped lines join."""
+    paragraphs: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            paragraphs.append([])
+            continue
+        item = _LIST_ITEM.match(line)
+        if item or not paragraphs or not paragraphs[-1]:
+            paragraphs.append([line[item.end() :] if item else line])
+        else:
+            paragraphs[-1].append(line)
+    sentences: list[str] = []
+    for paragraph in paragraphs:
+        joined = normalise_space(" ".join(paragraph))
+        start = 0
+        for boundary in _BOUNDARY.finditer(joined):
+            words = joined[start : boundary.start()].split()
+            last = words[-1] if words else ""
+            initial = len(last) == 1 and last.isupper()  # "J. Smith"
+            if joined[boundary.start()] == "." and (last.lower() in _ABBREVIATIONS or initial):
+                continue
+            sentences.append(joined[start : boundary.end()].strip())
+            start = boundary.end()
+        if joined[start:].strip():
+            sentences.append(joined[start:].strip())
+    return sentences
+
+
+# ---------------------------------------------------------------- third person
+
+_SIGNATURE_WORDS: Final = (3, 8)
+
+_TOKEN: Final = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+_MODALS: Final = frozenset(
+    {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "can't",
+     "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "did", "had", "hadn't", "cannot"}
+)  # fmt: skip
+_ADVERBS: Final = frozenset(
+    {"also", "really", "just", "never", "always", "still", "only", "usually", "often",
+     "actually", "definitely", "totally", "honestly", "already", "sometimes", "rarely", "mostly",
+     "generally", "truly", "absolutely", "even", "probably"}
+)  # fmt: skip
+_IRREGULAR_PAST: Final = frozenset(
+    {"went", "said", "thought", "felt", "made", "took", "got", "saw", "knew", "found", "told",
+     "left", "kept", "ran", "wrote", "chose", "spent", "built", "bought", "brought", "came",
+     "began", "became", "gave", "heard", "meant", "met", "paid", "put", "read", "sent", "set",
+     "sat", "slept", "stood", "understood", "won", "lost", "forgot", "ate", "drank"}
+)  # fmt: skip
+_SINGULAR: Final = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does",
+                    "go": "goes", "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",
+                    "weren't": "wasn't"}  # fmt: skip
+_PLURAL: Final = {"am": "are", "was": "were"}
+
+
+def _conjugate(verb: str, *, singular: bool) -> str:
+    """`verb` agreeing with a third-person subject (the word after "I" or "we")."""
+    lower = verb.lower().replace("’", "'")
+    if not singular:
+        return _PLURAL.get(lower, verb)
+    if lower in _SINGULAR:
+        return _SINGULAR[lower]
+    past = lower.endswith("ed") and not lower.endswith("eed")
+    if lower in _MODALS or past or lower in _IRREGULAR_PAST or "'" in lower or lower.endswith("s"):
+        return verb
+    if lower.endswith(("sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+# Contractions after a rewritten subject: (singular form, plural form).
+_AUX: Final = {"m": ("is", "are"), "re": ("is", "are"), "ve": ("has", "have"),
+               "d": ("would", "would"), "ll": ("will", "will")}  # fmt: skip
+
+
+def third_person(
+    text: str,
+    *,
+    name: str,
+    group: str,
+    group_singular: bool = True,
+    listener: str = "",
+    named: bool = False,
+) -> str:
+    """`text` with first-person words rewritten: I/me/my → `name`, we/us/our → `group`.
+
+    With `listener`, second-person words (you/your) become it too. The verb right after a
+    rewritten subject (past any adverbs) is made to agree with it. Once `name` has been said
+    (in `text`, or before it when `named`), my/me/myself read their/them/themself: "Kyle
+    can't stand tomatoes in their salad". Nothing is capitalised: the caller knows where
+    the sentence starts.
+    """
+    pieces = _TOKEN.split(text)
+    words = _TOKEN.findall(text)
+    out: list[str] = [pieces[0]]
+    pending: bool | None = None  # agreement owed by the next verb: singular or plural
+    for index, word in enumerate(words):
+        lower = word.replace("’", "'").lower()
+        head, _, tail = lower.partition("'")
+        subject: tuple[str, bool] | None = None
+        replacement = word
+        if len(word) > 1 and word.isupper():
+            pass  # an acronym ("US", "IT"), not a pronoun
+        elif lower == "i":
+            subject = (name, True)
+        elif head == "i" and tail in _AUX:
+            replacement = f"{name} {_AUX[tail][0]}"
+        elif lower in ("me", "myself", "my", "mine"):
+            if named:
+                replacement = {"me": "them", "myself": "themself", "my": "their"}.get(
+                    lower, "theirs"
+                )
+            else:
+                replacement = name + ("'s" if lower in ("my", "mine") else "")
+        elif lower == "we":
+            subject = (group, group_singular)
+        elif head == "we" and tail in _AUX:
+            replacement = f"{group} {_AUX[tail][0 if group_singular else 1]}"
+        elif lower in ("us", "ourselves"):
+            replacement = group
+        elif lower in ("our", "ours"):
+            replacement = (group if group_singular else name) + "'s"
+        elif listener and lower == "you":
+            subject = (listener, True)
+        elif listener and head == "you" and tail in _AUX:
+            replacement = f"{listener} {_AUX[tail][0]}"
+        elif listener and lower in ("your", "yours"):
+            replacement = listener + "'s"
+        elif pending is not None and lower not in _ADVERBS:
+            replacement = _conjugate(word, singular=pending)
+        if subject is not None:
+            replacement, pending = subject
+        elif pending is not None and lower not in _ADVERBS:
+            pending = None
+        named = named or (replacement is not word and replacement.startswith(name))
+        out.append(replacement)
+        out.append(pieces[index + 1])
+        if pending is not None and pieces[index + 1].strip():
+            pending = None  # punctuation between subject and verb: leave the verb alone
+    return "".join(out)
+
+
+# First words that start a clause without naming anything (lower-cased after "… that").
+_CLAUSE_STARTERS: Final = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "it", "its", "there", "every", "each",
+     "all", "some", "no", "any", "in", "on", "at", "for", "after", "before", "when", "if", "once",
+     "from", "now", "then", "today", "yesterday", "tomorrow", "tonight", "our", "we", "my",
+     "both", "most", "none", "nothing", "everything", "something"}
+)  # fmt: skip
+
+
+def lower_first(clause: str) -> str:
+    """`clause` with its first letter lowered when it opens with a function word ("The")."""
+    first = clause.split(maxsplit=1)[0] if clause.strip() else ""
+    if first.lower().rstrip(",") in _CLAUSE_STARTERS:
+        return clause[:1].lower() + clause[1:]
+    return clause
+
+
+# ---------------------------------------------------------------- signature
+
+# Words a distinctive phrase neither starts nor ends with.
+_EDGE_STOPWORDS: Final = frozenset(
+    {"the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by",
+     "from", "that", "this", "is", "are", "was", "were", "be", "been", "it", "its", "as", "so",
+     "we", "i", "our", "us", "my", "me", "you", "your", "they", "their", "he", "she", "his",
+     "her", "not", "no", "do", "does", "did", "will", "would", "should", "can", "could", "must",
+     "have", "has", "had", "if", "then", "than", "also", "just", "very", "really", "let's",
+     "go", "going", "decided", "agreed", "always", "never", "don't", "use", "when", "which",
+     "now", "here", "there"}
+)  # fmt: skip
+_SIGNATURE_WORD: Final = re.compile(r"[A-Za-z0-9](?:[\w'’./-]*\w)?")
+
+
+def _longest_phrase(source: str, content: str, min_chars: int) -> str | None:
+    words = list(_SIGNATURE_WORD.finditer(source))
+    whole = normalise_space(content).strip(EDGE_PUNCTUATION)
+    shortest, longest = _SIGNATURE_WORDS
+    best: tuple[bool, int, int] | None = None
+    chosen: str | None = None
+    for size in range(longest, shortest - 1, -1):
+        for start in range(len(words) - size + 1):
+            first, last = words[start], words[start + size - 1]
+            if {first.group().lower(), last.group().lower()} & _EDGE_STOPWORDS:
+                continue
+            phrase = normalise_space(source[first.start() : last.end()])
+            if len(phrase) < min_chars or phrase == whole or not signature_in(phrase, content):
+                continue
+            # A phrase that runs to the end of its clause is what people quote; one cut off
+            # by the word limit mid-clause ("… outside the retrieval") is not.
+            ends_clause = not re.match(r"\s+\w", source[last.end() :])
+            rank = (ends_clause, size, len(phrase))
+            if best is None or rank > best:
+                best, chosen = rank, phrase
+    return chosen
+
+
+def choose_signature(original: str, content: str, clause: str, *, min_chars: int) -> str | None:
+    """The longest distinctive 3–8 word phrase of `original` kept verbatim in `content`.
+
+    Phrases that end a clause (at the sentence's end or before punctuation) come first.
+
+    When framing rewrote every such phrase, the phrase is taken from the framed `clause`
+    (the content after its attribution), never from the attribution itself.
+    """
+    return _longest_phrase(original, content, min_chars) or _longest_phrase(
+        clause, content, min_chars
+    )

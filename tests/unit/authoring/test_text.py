@@ -1,0 +1,150 @@
+"""The text rules under framing: third-person rewriting, sentences, signature phrases."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.authoring.core import choose_signature, signature_in, split_sentences, third_person
+
+
+def team(text: str, *, named: bool = False) -> str:
+    return third_person(text, name="The Architect", group="the team", named=named)
+
+
+def kyle(text: str, *, named: bool = False) -> str:
+    return third_person(
+        text,
+        name="Kyle",
+        group="Kyle and company",
+        group_singular=False,
+        listener="the companion",
+        named=named,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I prefer tea", "Kyle prefers tea"),
+        ("i think so", "Kyle thinks so"),
+        ("I really like it", "Kyle really likes it"),
+        ("I also want to go", "Kyle also wants to go"),
+        ("I am tired", "Kyle is tired"),
+        ("I'm tired", "Kyle is tired"),
+        ("I’m tired", "Kyle is tired"),
+        ("I've been busy", "Kyle has been busy"),
+        ("I'd like to go", "Kyle would like to go"),
+        ("I'll be there", "Kyle will be there"),
+        ("I have a dog", "Kyle has a dog"),
+        ("I do not care", "Kyle does not care"),
+        ("I don't care", "Kyle doesn't care"),
+        ("I go running", "Kyle goes running"),
+        ("I try hard", "Kyle tries hard"),
+        ("I watch films", "Kyle watches films"),
+        ("I need rest", "Kyle needs rest"),
+        ("I wanted rest", "Kyle wanted rest"),
+        ("I went home", "Kyle went home"),
+        ("I can't stand it", "Kyle can't stand it"),
+        ("I was late", "Kyle was late"),
+        ("my sister", "Kyle's sister"),
+        ("tell me", "tell Kyle"),
+        ("I told my sister about me", "Kyle told their sister about them"),
+        ("we go hiking", "Kyle and company go hiking"),
+        ("we were late", "Kyle and company were late"),
+        ("we're late", "Kyle and company are late"),
+        ("our house", "Kyle's house"),
+        ("you remind me", "the companion reminds Kyle"),
+        ("your idea", "the companion's idea"),
+    ],
+)
+def test_companion_first_person_becomes_the_user(text: str, expected: str) -> None:
+    assert kyle(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we use Redis", "the team uses Redis"),
+        ("we are done", "the team is done"),
+        ("we were done", "the team was done"),
+        ("we're done", "the team is done"),
+        ("we've shipped", "the team has shipped"),
+        ("we'll ship", "the team will ship"),
+        ("our queue", "the team's queue"),
+        ("tell us", "tell the team"),
+        ("I fixed it", "The Architect fixed it"),
+        ("you push", "you push"),  # no listener given: second person is left alone
+    ],
+)
+def test_default_first_person_plural_becomes_the_team(text: str, expected: str) -> None:
+    assert team(text) == expected
+
+
+def test_after_the_name_is_said_possessives_read_their() -> None:
+    assert kyle("my sister", named=True) == "their sister"
+    assert kyle("for myself", named=True) == "for themself"
+    assert kyle("that is mine", named=True) == "that is theirs"
+
+
+def test_punctuation_between_subject_and_verb_leaves_the_verb_alone() -> None:
+    assert kyle("I, for one, agree") == "Kyle, for one, agree"
+
+
+def test_words_that_merely_contain_pronouns_are_untouched() -> None:
+    assert team("Iris met Mike in Myanmar and the US team") == (
+        "Iris met Mike in Myanmar and the US team"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One. Two three.", ["One.", "Two three."]),
+        ("Is it? Yes! Fine.", ["Is it?", "Yes!", "Fine."]),
+        ("It uses e.g. Qdrant. Then Redis.", ["It uses e.g. Qdrant.", "Then Redis."]),
+        ("J. Smith wrote it. Done.", ["J. Smith wrote it.", "Done."]),
+        ("Version 3.5 shipped. Good.", ["Version 3.5 shipped.", "Good."]),
+        ("a wrapped\nline of text. Next one.", ["a wrapped line of text.", "Next one."]),
+        ("First para.\n\nSecond para", ["First para.", "Second para"]),
+        ("- one item\n- two item", ["one item", "two item"]),
+        ('He said "go." Then left.', ['He said "go."', "Then left."]),
+        ("", []),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("phrase", "content", "found"),
+    [
+        ("returns 404", "The API returns 404 for drawers.", True),
+        ("returns  404", "The API returns\n404 for drawers.", True),
+        ("Returns 404", "The API returns 404 for drawers.", False),
+        ("eturns 404", "The API returns 404 for drawers.", False),
+        ("returns 40", "The API returns 404 for drawers.", False),
+        ("drawers.", "The API returns 404 for drawers.", True),
+        ("404 for drawers", "404 for drawers4 and 404 for drawers", True),  # second hit counts
+        ("", "anything", False),
+    ],
+)
+def test_signature_in_is_verbatim_on_word_boundaries(
+    phrase: str, content: str, found: bool
+) -> None:
+    assert signature_in(phrase, content) is found
+
+
+def test_choose_signature_takes_the_longest_phrase_that_ends_a_clause() -> None:
+    original = "Never write to the drawer pool outside the retrieval tier."
+    content = (
+        "The Architect directed that the team never write to the drawer pool outside the "
+        "retrieval tier."
+    )
+    assert choose_signature(original, content, content, min_chars=12) == (
+        "drawer pool outside the retrieval tier"
+    )
+
+
+def test_choose_signature_never_returns_the_whole_content_or_a_short_phrase() -> None:
+    assert choose_signature("Qdrant edge wins.", "Qdrant edge wins.", "", min_chars=12) is None
+    assert choose_signature("Use the big one.", "Use the big one now.", "", min_chars=12) is None
