@@ -24,10 +24,17 @@ def _retrieval(quick: bool) -> dict[str, Any]:
     return retrieval.run(quick)
 
 
+def _corpus(quick: bool) -> dict[str, Any]:
+    from services.bench import corpus
+
+    return corpus.run(quick)
+
+
 # Section name → runner. Later tiers add their sections here.
 SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "embedder": _embedder,
     "retrieval": _retrieval,
+    "corpus": _corpus,
 }
 
 
