@@ -55,6 +55,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             _now(),
             self._deps.settings.initial_salience,
         )
+        self._deps.schedule_index_build(pool)
         return retrieval_pb2.IndexDrawersResponse(indexed=len(written), ids=[d.id for d in written])
 
     async def UpdateDrawerMetadata(

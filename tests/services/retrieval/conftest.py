@@ -38,8 +38,15 @@ class RunningRetrieval:
         return common_pb2.StoreContext(name=name, deployment_mode=deployment, **kw)  # type: ignore[arg-type]
 
 
-async def start_retrieval(data_dir: Path, embedder_addr: str) -> RunningRetrieval:
-    settings = RetrievalSettings(host="127.0.0.1", port=0, data_dir=data_dir)
+async def start_retrieval(
+    data_dir: Path, embedder_addr: str, **settings_overrides: object
+) -> RunningRetrieval:
+    settings = RetrievalSettings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=data_dir,
+        **settings_overrides,  # type: ignore[arg-type]
+    )
     embedder = EmbedderClient(embedder_addr)
     deps = build_deps(settings, StorageSettings(vector_backend="edge"), embedder)
     info = await embedder.info()

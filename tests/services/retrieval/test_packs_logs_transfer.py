@@ -209,3 +209,36 @@ async def test_update_metadata_pins_and_moves(retrieval: RunningRetrieval) -> No
             )
         )
     assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_writes_past_the_threshold_build_the_ann_index_in_the_background(
+    tmp_path: Path, embedder_addr: str
+) -> None:
+    from tests.services.retrieval.conftest import start_retrieval, stop_retrieval
+
+    running = await start_retrieval(tmp_path / "ann", embedder_addr, index_min_points=40)
+    try:
+        drawers = [
+            common_pb2.Drawer(
+                id=f"n-{i}",
+                content=f"Note {i}: the team moved shard {i % 7} to rack {i % 11} on day {i}.",
+                memory_type="observation",
+                wing="projects",
+                room="projects/ops",
+            )
+            for i in range(120)
+        ]
+        await running.stub.IndexDrawers(
+            retrieval_pb2.IndexDrawersRequest(store=running.store(), drawers=drawers)
+        )
+        await running.deps.wait_for_builds()
+        stats = await running.stub.Stats(retrieval_pb2.StatsRequest(store=running.store()))
+        assert stats.ann_indexed, "an index build should have run after the write"
+        reply = await running.stub.Search(
+            retrieval_pb2.SearchRequest(
+                store=running.store(), query="which rack did shard 3 move to?", min_score=-1.0
+            )
+        )
+        assert len(reply.results) == 10, "searches keep working on the indexed pool"
+    finally:
+        await stop_retrieval(running)
