@@ -4,7 +4,6 @@ and runs the ingest job worker (it owns the stores' shards, so ingests run where
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from services.corpus.deps import CorpusDeps
 from services.corpus.ingest import INGEST_KIND, ingest_handler
@@ -12,13 +11,10 @@ from services.corpus.server import create_server
 from services.corpus.settings import CorpusSettings
 from services.corpus.store import corpus_registry
 from services.embedder.client import EmbedderClient
-from services.runtime.errors import EngramError
 from services.runtime.jobs import JobQueue, JobWorker
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
 from services.runtime.settings import StorageSettings
-
-logger = logging.getLogger("services.corpus")
 
 
 def build_deps(
@@ -56,13 +52,7 @@ async def _serve(settings: CorpusSettings, storage: StorageSettings) -> None:
 
     async def ready() -> None:
         nonlocal worker_task
-        while True:
-            try:
-                info = await embedder.info()
-                break
-            except EngramError as error:
-                logger.info("waiting for the embedder at %s: %s", settings.embedder_addr, error)
-                await asyncio.sleep(1.0)
+        info = await embedder.wait_until_ready(settings.embedder_addr)
         deps.stores.set_dimension(info.dimension)
         await deps.jobs.connect()
         worker_task = asyncio.create_task(worker.run())

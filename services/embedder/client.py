@@ -7,6 +7,7 @@ and keeps a small LRU cache of single-text results (search queries repeat).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import OrderedDict
 
 import grpc
@@ -14,7 +15,10 @@ import numpy as np
 import numpy.typing as npt
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
 
+from services.runtime.errors import EngramError
 from services.runtime.grpc_client import ClientPolicy, call, create_channel
+
+logger = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
 
@@ -45,6 +49,15 @@ class EmbedderClient:
         self.dimension = reply.dimension
         self._request_texts = min(self._request_texts, reply.max_texts or self._request_texts)
         return reply
+
+    async def wait_until_ready(self, target: str, poll_s: float = 1.0) -> embedder_pb2.InfoResponse:
+        """Info, once the embedder answers (it may still be loading its model at start-up)."""
+        while True:
+            try:
+                return await self.info()
+            except EngramError as error:
+                logger.info("waiting for the embedder at %s: %s", target, error.message)
+                await asyncio.sleep(poll_s)
 
     async def embed(self, texts: list[str]) -> Vectors:
         """One unit-norm row per text, in order. Large inputs go as several concurrent requests."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from services.embedder.client import EmbedderClient
 from services.retrieval.deps import RetrievalDeps
@@ -12,12 +11,9 @@ from services.retrieval.search import SearchEngine, SearchLimits
 from services.retrieval.server import create_server
 from services.retrieval.settings import RetrievalSettings
 from services.retrieval.tokens import TokenCounter
-from services.runtime.errors import EngramError
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
 from services.runtime.settings import StorageSettings
-
-logger = logging.getLogger("services.retrieval")
 
 
 def build_deps(
@@ -51,14 +47,7 @@ async def _serve(settings: RetrievalSettings, storage: StorageSettings) -> None:
     tier.metrics.serve(settings.metrics_port, settings.host)
 
     async def ready() -> None:
-        # The embedder may still be loading its model: wait until it answers Info.
-        while True:
-            try:
-                info = await embedder.info()
-                break
-            except EngramError as error:
-                logger.info("waiting for the embedder at %s: %s", settings.embedder_addr, error)
-                await asyncio.sleep(1.0)
+        info = await embedder.wait_until_ready(settings.embedder_addr)
         deps.pools.set_dimension(info.dimension)
         await tier.set_serving(True)
 
