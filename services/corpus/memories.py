@@ -17,6 +17,7 @@ from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
+from services.runtime.queries import check_query_text, result_limit
 
 DIRECT_VERSION = "direct/1"
 SESSION_VERSION = "session/1"
@@ -134,13 +135,8 @@ async def search_raw(
     store: CorpusStore, embedder: EmbedderClient, request: corpus_pb2.SearchRawRequest
 ) -> corpus_pb2.SearchRawResponse:
     """Similarity search over raw chunks; `hybrid` adds FTS5 keyword hits (boosted +0.04)."""
-    if not request.query.strip():
-        raise InvalidInput("query is empty", field="query")
-    if len(request.query) > 8192:
-        raise InvalidInput("query is over 8192 characters", field="query")
-    limit = request.n_results or 10
-    if limit > 200:
-        raise InvalidInput("n_results must be at most 200", field="n_results")
+    check_query_text(request.query)
+    limit = result_limit(request.n_results, default=10, maximum=200)
     vector = await embedder.embed_query(request.query)
     filters = {
         "session_id": request.session_id,

@@ -13,6 +13,7 @@ from services.corpus.store import CorpusStore
 from services.corpus.store.source import SourceChunk, chunk_source
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import InvalidInput, PermissionDenied, TooLarge
+from services.runtime.queries import check_query_text, result_limit
 
 MAX_SOURCE_FILES = 20_000
 MAX_SOURCE_FILE_BYTES = 2_000_000
@@ -125,13 +126,8 @@ async def search_source(
     store: CorpusStore, embedder: EmbedderClient, request: corpus_pb2.SearchSourceRequest
 ) -> corpus_pb2.SearchSourceResponse:
     """Similarity only: source chunks are reference material, never scored like drawers."""
-    if not request.query.strip():
-        raise InvalidInput("query is empty", field="query")
-    if len(request.query) > 8192:
-        raise InvalidInput("query is over 8192 characters", field="query")
-    limit = request.n_results or 10
-    if limit > 100:
-        raise InvalidInput("n_results must be at most 100", field="n_results")
+    check_query_text(request.query)
+    limit = result_limit(request.n_results, default=10, maximum=100)
     vector = await embedder.embed_query(request.query)
     hits = await asyncio.to_thread(store.source.search, vector, limit=limit, source=request.source)
     return corpus_pb2.SearchSourceResponse(

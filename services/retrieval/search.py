@@ -35,6 +35,7 @@ from services.retrieval.core import (
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
+from services.runtime.queries import check_query_text
 
 
 @dataclass(frozen=True)
@@ -131,14 +132,7 @@ class SearchEngine:
     def validate(self, spec: SearchSpec) -> None:
         """Refuse what cannot be searched, with a message that says what to change."""
         limits = self.limits
-        if not spec.query.strip():
-            raise InvalidInput("query is empty: send the text to search for", field="query")
-        if len(spec.query) > limits.max_query_chars:
-            raise InvalidInput(
-                f"query is {len(spec.query)} characters; the limit is {limits.max_query_chars}: "
-                "search with the distinctive part of it",
-                field="query",
-            )
+        check_query_text(spec.query, limits.max_query_chars)
         if spec.n_results is not None and not 0 <= spec.n_results <= limits.max_n_results:
             raise InvalidInput(
                 f"n_results must be between 0 and {limits.max_n_results}, got {spec.n_results}",
