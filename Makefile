@@ -13,7 +13,7 @@ PROTO_OUT := protos/engram/v1/.generated
 # elsewhere (Kubernetes) the GPU is the default and CPU refuses to start.
 export ENGRAM_EMBEDDER_ALLOW_CPU ?= 1
 
-.PHONY: help setup protos run test test-fast lint format bench eval clean
+.PHONY: help setup protos run test lint format bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
