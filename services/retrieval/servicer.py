@@ -171,7 +171,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     ) -> retrieval_pb2.SearchResponse:
         pool, view = await self._pool(request.store)
         outcome = await self._deps.engine.search(pool, view, convert.search_spec(request))
-        self._log(view.name, "search", request.query, outcome)
+        await self._log(view.name, "search", request.query, outcome)
         return _search_response(outcome, request.include_breakdown)
 
     async def SearchBatch(
@@ -198,7 +198,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             *(self._deps.engine.search(pool, view, spec) for spec in specs)
         )
         for search, outcome in zip(request.searches, outcomes, strict=True):
-            self._log(view.name, "search_batch", search.query, outcome)
+            await self._log(view.name, "search_batch", search.query, outcome)
         return retrieval_pb2.SearchBatchResponse(
             responses=[
                 _search_response(o, s.include_breakdown)
@@ -214,7 +214,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         response, outcome = await build_context_pack(self._deps, pool, view, request)
         # Only what made it into the pack was handed to the agent.
         handed = tuple((item.drawer_id, item.score) for item in response.items)
-        self._log(
+        await self._log(
             view.name, "build_context_pack", request.query, outcome, started=started, results=handed
         )
         return response
@@ -225,7 +225,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         pool, view = await self._pool(request.store)
         started = time.perf_counter()
         drawers = await asyncio.to_thread(record_retrieval, pool, list(request.drawer_ids), _now())
-        self._deps.log_for(view.name).append(
+        await self._append(
+            view.name,
             LogEntry(
                 at=_now(),
                 op="record_retrieval",
@@ -234,7 +235,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 intent_inferred=False,
                 results=tuple((d.id, None) for d in drawers),
                 latency_ms=(time.perf_counter() - started) * 1000,
-            )
+            ),
         )
         now = _now()
         for drawer in drawers:
@@ -315,7 +316,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
 
     # ------------------------------------------------------------------ log
 
-    def _log(
+    async def _append(self, store: str, entry: LogEntry) -> None:
+        """Append to the store's retrieval log off the event loop (it is a file write)."""
+        await asyncio.to_thread(self._deps.log_for(store).append, entry)
+
+    async def _log(
         self,
         store: str,
         op: Op,
@@ -326,7 +331,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         results: tuple[tuple[str, float | None], ...] | None = None,
     ) -> None:
         latency = (time.perf_counter() - started) * 1000 if started else outcome.timings.total_ms
-        self._deps.log_for(store).append(
+        await self._append(
+            store,
             LogEntry(
                 at=_now(),
                 op=op,
@@ -337,7 +343,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 if results is not None
                 else tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits),
                 latency_ms=latency,
-            )
+            ),
         )
 
 
