@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings
 
+from services.authoring.settings import AuthoringSettings
 from services.corpus.settings import CorpusSettings
 from services.embedder.settings import EmbedderSettings
 from services.launcher.settings import LauncherSettings
@@ -18,6 +19,7 @@ SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     EmbedderSettings,
     RetrievalSettings,
     CorpusSettings,
+    AuthoringSettings,
 )
 
 

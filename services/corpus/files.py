@@ -177,7 +177,9 @@ def mark_authored(
 ) -> corpus_pb2.MarkFilesAuthoredResponse:
     """The authoring tier reports how many drawers it derived from each file."""
     for file_id, count in request.derived_drawers_by_file.items():
-        state = "authored" if count else store.catalog.get(file_id).state
+        current = store.catalog.get(file_id).state
+        # No drawer derives from it any more (walkback): it is back to merely ingested.
+        state = "authored" if count else ("ingested" if current == "authored" else current)
         store.catalog.update(file_id, derived_drawer_count=count, state=state)
     return corpus_pb2.MarkFilesAuthoredResponse(updated=len(request.derived_drawers_by_file))
 

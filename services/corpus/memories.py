@@ -226,3 +226,16 @@ def list_sessions(
             total=len(summaries),
         ),
     )
+
+
+def delete_sessions(store: CorpusStore, session_ids: Sequence[str]) -> int:
+    """Walkback: delete every raw chunk of these sessions; how many went."""
+    if not session_ids:
+        raise InvalidInput("session_ids is empty", field="session_ids")
+    if len(session_ids) > 10_000:
+        raise InvalidInput("at most 10,000 sessions per call", field="session_ids")
+    for session_id in session_ids:
+        if not session_id.strip() or len(session_id) > 256:
+            raise InvalidInput("a session id is 1-256 characters", field="session_ids")
+    with store.lock:
+        return sum(len(store.raw.delete_where(session_id=s)) for s in session_ids)

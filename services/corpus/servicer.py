@@ -172,6 +172,15 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         chunks = await asyncio.to_thread(store.raw.get, [m.id for m in metas])
         return corpus_pb2.GetSessionChunksResponse(chunks=chunks)
 
+    async def DeleteRawSessions(
+        self, request: corpus_pb2.DeleteRawSessionsRequest, context: Context
+    ) -> corpus_pb2.DeleteRawSessionsResponse:
+        store = await self._store(request.store)
+        deleted = await asyncio.to_thread(
+            memories.delete_sessions, store, list(dict.fromkeys(request.session_ids))
+        )
+        return corpus_pb2.DeleteRawSessionsResponse(raw_chunks_deleted=deleted)
+
     # ------------------------------------------------------------------ source, documents
 
     async def SyncSource(

@@ -40,4 +40,11 @@ TIERS: tuple[TierSpec, ...] = (
         default_port=50053,
         health_service="engram.v1.CorpusService",
     ),
+    TierSpec(
+        name="authoring",
+        module="services.authoring",
+        env_prefix="ENGRAM_AUTHORING_",
+        default_port=50054,
+        health_service="engram.v1.AuthoringService",
+    ),
 )

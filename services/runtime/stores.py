@@ -39,12 +39,15 @@ T = TypeVar("T", bound=Closable)
 
 class OpenStores(Generic[T]):
     """The per-store state a tier process serves (a drawer pool, a corpus), opened once on first
-    use and kept. Opening needs the embedding dimension, known once the embedder answered."""
+    use and kept. Opening needs the embedding dimension, known once the embedder answered;
+    a tier that keeps no vectors passes `needs_dimension=False` (its opener gets 0)."""
 
-    def __init__(self, data_root: Path, opener: Callable[[Path, int], T]) -> None:
+    def __init__(
+        self, data_root: Path, opener: Callable[[Path, int], T], *, needs_dimension: bool = True
+    ) -> None:
         self._root = data_root
         self._opener = opener
-        self._dimension: int | None = None
+        self._dimension: int | None = None if needs_dimension else 0
         self._open: dict[str, T] = {}
         self._lock = threading.Lock()
 

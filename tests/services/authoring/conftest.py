@@ -1,0 +1,184 @@
+"""The authoring tier in-process over real gRPC, with the tiers it writes through: a real
+retrieval tier (Qdrant Edge + FTS5), a real corpus tier with its ingest worker, the compose
+worker on real Redis, and the real model behind the embedder tier."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from engram.v1 import (
+    authoring_pb2,
+    authoring_pb2_grpc,
+    common_pb2,
+    corpus_pb2,
+    corpus_pb2_grpc,
+    retrieval_pb2,
+    retrieval_pb2_grpc,
+)
+
+from services.authoring.__main__ import build_deps, build_worker
+from services.authoring.deps import AuthoringDeps
+from services.authoring.invokers import ApiKeys
+from services.authoring.server import create_server
+from services.authoring.settings import AuthoringSettings
+from services.corpus.__main__ import build_deps as build_corpus_deps
+from services.corpus.__main__ import build_worker as build_corpus_worker
+from services.corpus.server import create_server as create_corpus_server
+from services.embedder.client import EmbedderClient
+from services.runtime.jobs import JobQueue, JobRecord
+from services.runtime.settings import StorageSettings
+from tests.services.corpus.conftest import corpus_settings
+from tests.services.retrieval.conftest import start_retrieval, stop_retrieval
+
+STORE = "authoring-test"
+TIERS = {
+    "read": common_pb2.CALLER_TIER_READ,
+    "write": common_pb2.CALLER_TIER_WRITE,
+    "admin": common_pb2.CALLER_TIER_ADMIN,
+}
+
+
+@dataclass
+class Stack:
+    authoring: authoring_pb2_grpc.AuthoringServiceStub
+    retrieval: retrieval_pb2_grpc.RetrievalServiceStub
+    corpus: corpus_pb2_grpc.CorpusServiceStub
+    deps: AuthoringDeps
+    corpus_jobs: JobQueue
+
+    def store(
+        self, tier: str = "write", *, mode: str = "default", name: str = STORE
+    ) -> common_pb2.StoreContext:
+        return common_pb2.StoreContext(
+            name=name,
+            deployment_mode=common_pb2.DEPLOYMENT_MODE_COMPANION
+            if mode == "companion"
+            else common_pb2.DEPLOYMENT_MODE_DEFAULT,
+            caller_tier=TIERS[tier],
+            caller_id=f"{tier}-token",
+        )
+
+    async def count(self, name: str = STORE) -> int:
+        answer = await self.retrieval.ListDrawers(
+            retrieval_pb2.ListDrawersRequest(store=self.store(name=name))
+        )
+        return int(answer.page.total)
+
+    async def upload(self, name: str, data: bytes) -> corpus_pb2.CorpusFile:
+        async def chunks() -> AsyncIterator[corpus_pb2.UploadFileChunk]:
+            yield corpus_pb2.UploadFileChunk(
+                header=corpus_pb2.UploadFileHeader(store=self.store(), name=name)
+            )
+            yield corpus_pb2.UploadFileChunk(data=data)
+
+        return await self.corpus.UploadFile(chunks())
+
+    async def wait(self, jobs: JobQueue, job_id: str, timeout_s: float = 120) -> JobRecord:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            record = await jobs.get(job_id)
+            if record.terminal:
+                return record
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"job {job_id} still {record.state} after {timeout_s} s")
+            await asyncio.sleep(0.1)
+
+    async def ingest(self, name: str, data: bytes) -> corpus_pb2.CorpusFile:
+        uploaded = await self.upload(name, data)
+        job = await self.corpus.IngestFiles(
+            corpus_pb2.IngestFilesRequest(store=self.store(), file_ids=[uploaded.id])
+        )
+        record = await self.wait(self.corpus_jobs, job.id)
+        assert record.state == "done", record
+        return uploaded
+
+    async def compose(self, **fields: object) -> JobRecord:
+        tier = str(fields.pop("tier", "write"))
+        job = await self.authoring.Compose(
+            authoring_pb2.ComposeRequest(store=self.store(tier), **fields)  # type: ignore[arg-type]
+        )
+        return await self.wait(self.deps.jobs, job.id)
+
+
+def _clean(redis_url: str, *queues: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    for queue in queues:
+        keys = list(client.scan_iter(f"*{queue}*"))
+        if keys:
+            client.delete(*keys)
+    client.close()
+
+
+@pytest.fixture
+async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIterator[Stack]:
+    suffix = uuid.uuid4().hex[:8]
+    corpus_queue, authoring_queue = f"test:corpus:{suffix}", f"test:authoring:{suffix}"
+    retrieval = await start_retrieval(tmp_path / "retrieval", embedder_addr)
+
+    corpus_embedder = EmbedderClient(embedder_addr)
+    corpus_deps = build_corpus_deps(
+        corpus_settings(tmp_path / "corpus", redis_url, corpus_queue, job_lease_s=5.0),
+        StorageSettings(vector_backend="edge"),
+        corpus_embedder,
+    )
+    corpus_deps.stores.set_dimension((await corpus_embedder.info()).dimension)
+    await corpus_deps.jobs.connect()
+    corpus_worker = build_corpus_worker(corpus_deps)
+    corpus_task = asyncio.create_task(corpus_worker.run())
+    corpus_tier = create_corpus_server(corpus_deps.settings, corpus_deps)
+    await corpus_tier.start()
+    await corpus_tier.set_serving(True)
+
+    settings = AuthoringSettings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=tmp_path / "authoring",
+        redis_url=redis_url,
+        job_queue=authoring_queue,
+        job_lease_s=10.0,
+    )
+    to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
+    to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
+    deps = build_deps(
+        settings,
+        retrieval=to_retrieval,
+        corpus=to_corpus,
+        keys=ApiKeys({"OPENAI_API_KEY": "sk-test-authoring-key"}),
+    )
+    await deps.jobs.connect()
+    worker = build_worker(deps)
+    worker_task = asyncio.create_task(worker.run())
+    tier = create_server(settings, deps)
+    await tier.start()
+    await tier.set_serving(True)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{tier.port}")
+    yield Stack(
+        authoring_pb2_grpc.AuthoringServiceStub(channel),
+        retrieval.stub,
+        corpus_pb2_grpc.CorpusServiceStub(to_corpus),
+        deps,
+        corpus_deps.jobs,
+    )
+    await channel.close()
+    await tier.stop(0.5)
+    await worker.close()
+    await asyncio.gather(worker_task, return_exceptions=True)
+    await deps.jobs.close()
+    deps.states.close()
+    await to_retrieval.close()
+    await to_corpus.close()
+    await corpus_tier.stop(0.5)
+    await corpus_worker.close()
+    await asyncio.gather(corpus_task, return_exceptions=True)
+    await corpus_deps.jobs.close()
+    corpus_deps.stores.close()
+    await corpus_embedder.close()
+    await stop_retrieval(retrieval)
+    _clean(redis_url, corpus_queue, authoring_queue)

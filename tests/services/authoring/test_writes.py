@@ -1,0 +1,309 @@
+"""The authoring tier's direct writes over real gRPC: HEAVY-SPLIT, the validation matrix at the
+service edge, write scope by tier, near-duplicates, updates, deletes and the provenance log."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
+
+from tests.services.authoring.conftest import Stack
+
+pytestmark = pytest.mark.slow
+
+DECISION = "The Architect decided that the API returns 404 for missing drawers."
+SIGNATURE = "returns 404 for missing drawers"
+
+
+def draft(
+    content: str = DECISION,
+    memory_type: str = "decision",
+    wing: str = "projects",
+    room: str = "projects/engram",
+    **extra: object,
+) -> authoring_pb2.DrawerDraft:
+    return authoring_pb2.DrawerDraft(
+        content=content,
+        memory_type=memory_type,
+        wing=wing,
+        room=room,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+async def add(
+    stack: Stack,
+    tier: str = "admin",
+    *,
+    mode: str = "default",
+    allow_new_wing: bool = True,
+    **fields: object,
+) -> authoring_pb2.WriteDrawerResponse:
+    return await stack.authoring.AddDrawer(
+        authoring_pb2.AddDrawerRequest(
+            store=stack.store(tier, mode=mode),
+            drawer=draft(**fields),  # type: ignore[arg-type]
+            allow_new_wing=allow_new_wing,
+            reason="test",
+        )
+    )
+
+
+async def add_signed(
+    stack: Stack, signature: str, tier: str = "admin", **fields: object
+) -> authoring_pb2.WriteDrawerResponse:
+    return await stack.authoring.AddDrawerSigned(
+        authoring_pb2.AddDrawerSignedRequest(
+            store=stack.store(tier),
+            drawer=draft(**fields),  # type: ignore[arg-type]
+            signature=signature,
+            allow_new_wing=True,
+        )
+    )
+
+
+async def refused(call: object, code: grpc.StatusCode, stack: Stack, before: int) -> str:
+    """Await `call`, expect `code`, and prove nothing was written."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call  # type: ignore[misc]
+    assert caught.value.code() == code, caught.value.details()
+    assert await stack.count() == before, "a refused write changed the pool"
+    return str(caught.value.details())
+
+
+async def test_heavy_split_ambient_and_canonical(stack: Stack) -> None:
+    ambient = await add(
+        stack, content="The team noted that the nightly build is flaky.", memory_type="observation"
+    )
+    assert not ambient.duplicate and not ambient.drawer.HasField("signature")
+    assert ambient.drawer.attributes["write"] == "ambient"
+    canonical = await add_signed(stack, SIGNATURE)
+    assert canonical.drawer.signature == SIGNATURE
+    assert canonical.drawer.attributes["write"] == "canonical"
+    assert await stack.count() == 2
+
+    # The canonical drawer is searchable like any other, through the retrieval tier.
+    found = await stack.retrieval.Search(
+        retrieval_pb2.SearchRequest(store=stack.store("read"), query="missing drawer status code")
+    )
+    assert canonical.drawer.id in [hit.drawer.id for hit in found.results]
+
+
+async def test_signature_rules(stack: Stack) -> None:
+    await add(stack, content="The team uses projects as a wing.", memory_type="observation")
+    before = await stack.count()
+    for signature, needle in (
+        ("", "needs a signature"),
+        ("404", "at least"),
+        ("returns 500 for missing drawers", "verbatim"),
+        (DECISION, "whole content"),
+    ):
+        message = await refused(
+            add_signed(stack, signature), grpc.StatusCode.INVALID_ARGUMENT, stack, before
+        )
+        assert needle in message, message
+
+
+async def test_validation_matrix(stack: Stack) -> None:
+    await add(
+        stack, content="The team keeps projects as the first wing.", memory_type="observation"
+    )
+    before = await stack.count()
+    cases: list[tuple[dict[str, object], grpc.StatusCode, str]] = [
+        ({"tier": "read"}, grpc.StatusCode.PERMISSION_DENIED, "may not write"),
+        (
+            {"tier": "write", "memory_type": "directive", "content": "Never push to main."},
+            grpc.StatusCode.PERMISSION_DENIED,
+            "directive",
+        ),
+        (
+            {"tier": "write", "pin_status": common_pb2.PIN_STATUS_PINNED},
+            grpc.StatusCode.PERMISSION_DENIED,
+            "pin",
+        ),
+        (
+            {
+                "tier": "write",
+                "wing": "gardening",
+                "room": "gardening/roses",
+                "allow_new_wing": False,
+            },
+            grpc.StatusCode.PERMISSION_DENIED,
+            "does not exist",
+        ),
+        ({"memory_type": "want"}, grpc.StatusCode.INVALID_ARGUMENT, "companion-mode type"),
+        ({"memory_type": "Decision"}, grpc.StatusCode.INVALID_ARGUMENT, "lower-case"),
+        ({"room": "engram"}, grpc.StatusCode.INVALID_ARGUMENT, "room"),
+        ({"room": "work/engram"}, grpc.StatusCode.INVALID_ARGUMENT, "room"),
+        ({"wing": "Projects!"}, grpc.StatusCode.INVALID_ARGUMENT, "wing"),
+        ({"content": "   "}, grpc.StatusCode.INVALID_ARGUMENT, "empty"),
+        ({"content": "word " * 200}, grpc.StatusCode.INVALID_ARGUMENT, "the limit is 600"),
+        ({"mode": "companion"}, grpc.StatusCode.INVALID_ARGUMENT, "companion library"),
+    ]
+    for fields, code, needle in cases:
+        message = await refused(add(stack, **fields), code, stack, before)  # type: ignore[arg-type]
+        assert needle in message, (fields, message)
+
+    # No caller tier at all (not through the gateway): refused, not assumed.
+    unset = stack.store("write")
+    unset.caller_tier = common_pb2.CALLER_TIER_UNSPECIFIED
+    await refused(
+        stack.authoring.AddDrawer(authoring_pb2.AddDrawerRequest(store=unset, drawer=draft())),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        stack,
+        before,
+    )
+    # What each tier may do: write authors a decision in an existing wing; admin pins and
+    # writes directives; the explicit flag lets write open a wing.
+    assert not (await add(stack, tier="write", allow_new_wing=False)).duplicate
+    await add(
+        stack,
+        tier="admin",
+        memory_type="directive",
+        content="Never write to the pool directly.",
+        pin_status=common_pb2.PIN_STATUS_PINNED,
+    )
+    opened = await add(
+        stack,
+        tier="write",
+        wing="philosophy",
+        room="philosophy/agents",
+        memory_type="opinion",
+        content="The Foreman thinks agents should be boring.",
+    )
+    assert opened.drawer.wing == "philosophy"
+    # Companion mode: its own library.
+    companion = await add(
+        stack,
+        mode="companion",
+        memory_type="want",
+        wing="life",
+        room="life/travel",
+        content="The user wants to visit Lisbon in spring.",
+    )
+    assert companion.drawer.memory_type == "want"
+
+
+async def test_soft_warnings_are_returned_not_raised(stack: Stack) -> None:
+    answer = await add(
+        stack,
+        memory_type="observation",
+        content="I think we should ship it. I will do it tomorrow and my team agrees.",
+    )
+    assert answer.warnings, "first-person content must come back with a warning"
+    assert await stack.count() == 1
+
+
+async def test_near_duplicates_return_the_existing_drawer(stack: Stack) -> None:
+    first = await add(stack)
+    same = await add(stack)
+    assert same.duplicate and same.drawer.id == first.drawer.id
+    paraphrase = await add(
+        stack, content="The Architect decided that the API returns 404 for missing drawers!"
+    )
+    assert paraphrase.duplicate and paraphrase.drawer.id == first.drawer.id
+    other_room = await add(stack, room="projects/other", content=DECISION)
+    assert other_room.duplicate, "the same content hash is a duplicate in any room"
+    distinct = await add(
+        stack, content="The Architect decided that search answers within 50 ms at p50."
+    )
+    assert not distinct.duplicate
+    assert await stack.count() == 2
+
+
+async def test_update_delete_and_provenance(stack: Stack) -> None:
+    created = (await add(stack, tier="write", allow_new_wing=True)).drawer
+    store_admin, store_write = stack.store("admin"), stack.store("write")
+
+    pinned = await stack.authoring.UpdateDrawer(
+        authoring_pb2.UpdateDrawerRequest(
+            store=store_admin,
+            id=created.id,
+            pin_status=common_pb2.PIN_STATUS_PINNED,
+            reason="it is the rule",
+        )
+    )
+    assert pinned.drawer.pin_status == common_pb2.PIN_STATUS_PINNED
+    # A write token cannot unpin or edit a pinned drawer.
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stack.authoring.UpdateDrawer(
+            authoring_pb2.UpdateDrawerRequest(
+                store=store_write, id=created.id, pin_status=common_pb2.PIN_STATUS_ACTIVE
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await stack.authoring.UpdateDrawer(
+        authoring_pb2.UpdateDrawerRequest(
+            store=store_admin, id=created.id, pin_status=common_pb2.PIN_STATUS_ACTIVE
+        )
+    )
+    edited = await stack.authoring.UpdateDrawer(
+        authoring_pb2.UpdateDrawerRequest(
+            store=store_write,
+            id=created.id,
+            content="The Architect decided that the API returns 410 for deleted drawers.",
+            reason="corrected",
+        )
+    )
+    assert "410" in edited.drawer.content
+    found = await stack.retrieval.Search(
+        retrieval_pb2.SearchRequest(store=stack.store("read"), query="status for deleted drawers")
+    )
+    assert found.results and found.results[0].drawer.id == created.id, "edit was not re-embedded"
+    moved = await stack.authoring.UpdateDrawer(
+        authoring_pb2.UpdateDrawerRequest(store=store_write, id=created.id, room="projects/api")
+    )
+    assert moved.drawer.room == "projects/api"
+    await stack.authoring.UpdateDrawer(
+        authoring_pb2.UpdateDrawerRequest(
+            store=store_write, id=created.id, pin_status=common_pb2.PIN_STATUS_DEPRECATED
+        )
+    )
+    deleted = await stack.authoring.DeleteDrawer(
+        authoring_pb2.DeleteDrawerRequest(store=store_write, id=created.id, reason="obsolete")
+    )
+    assert deleted.deleted
+    with pytest.raises(grpc.aio.AioRpcError) as gone:
+        await stack.retrieval.GetDrawer(
+            retrieval_pb2.GetDrawerRequest(store=store_write, id=created.id)
+        )
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+    log = await stack.authoring.GetProvenance(
+        authoring_pb2.GetProvenanceRequest(store=store_write, id=created.id)
+    )
+    actions = [e.action for e in log.entries]
+    assert actions == [
+        "created",
+        "pinned",
+        "unpinned",
+        "re-embedded",
+        "moved",
+        "deprecated",
+        "deleted",
+    ], actions
+    assert log.entries[0].actor == "write-token"
+    assert log.entries[1].actor == "admin-token" and log.entries[1].reason == "it is the rule"
+    assert log.entries[3].changes["content"].endswith("410 for deleted drawers.")
+    assert log.entries[4].changes["room"] == "projects/engram -> projects/api"
+
+
+async def test_write_policy_is_per_store_and_configurable(stack: Stack) -> None:
+    default = await stack.authoring.GetWritePolicy(
+        authoring_pb2.GetWritePolicyRequest(store=stack.store("read"))
+    )
+    assert list(default.pinners) == [common_pb2.CALLER_TIER_ADMIN]
+    assert list(default.forbidden_types["write"].memory_types) == ["directive"]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stack.authoring.SetWritePolicy(
+            authoring_pb2.SetWritePolicyRequest(store=stack.store("write"), policy=default)
+        )
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    relaxed = authoring_pb2.WritePolicy()
+    relaxed.CopyFrom(default)
+    relaxed.pinners.append(common_pb2.CALLER_TIER_WRITE)
+    await stack.authoring.SetWritePolicy(
+        authoring_pb2.SetWritePolicyRequest(store=stack.store("admin"), policy=relaxed)
+    )
+    pinned = await add(stack, tier="write", pin_status=common_pb2.PIN_STATUS_PINNED)
+    assert pinned.drawer.pin_status == common_pb2.PIN_STATUS_PINNED
