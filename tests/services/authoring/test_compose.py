@@ -59,6 +59,12 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         )
     )
     assert preview.drawers and preview.invoker == "extractive"
+    again_preview = await stack.authoring.DryRun(
+        authoring_pb2.DryRunRequest(
+            store=stack.store("write"), session_id=session_id, allow_new_wing=True
+        )
+    )
+    assert again_preview == preview, "the extractive invoker is not deterministic"
     assert await stack.count() == 0, "a dry run wrote drawers"
 
     record = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
@@ -85,8 +91,13 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         assert drawer.attributes["prompt_version"] == "default-v1"
         assert drawer.attributes["invoker"] == "extractive"
         assert drawer.content[0].isupper() and not drawer.content.startswith("I ")
-    decision = next(d for d in drawers if d.memory_type == "decision")
-    assert "Architect" in decision.content and "404" in decision.content
+    decision = next(d for d in drawers if d.memory_type == "decision" and "404" in d.content)
+    assert decision.content.startswith("The Architect decided"), decision.content
+    signed = [d for d in drawers if d.HasField("signature")]
+    assert signed, "canonical claims (decisions, directives) carry a signature"
+    for drawer in signed:
+        assert drawer.signature in drawer.content
+        assert drawer.attributes["write"] == "canonical"
 
     # Visible to search, and the file is marked authored with its drawer count.
     found = await stack.retrieval.Search(
