@@ -20,7 +20,8 @@ import base64
 import hashlib
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,12 +119,17 @@ async def derived_drawers(
 # ---------------------------------------------------------------- running the invoker
 
 
-async def invoker_for(deps: AuthoringDeps, store: common_pb2.StoreContext) -> Invoker:
-    """The store's configured invoker (the offline extractive one by default)."""
+@asynccontextmanager
+async def invoker_for(
+    deps: AuthoringDeps, store: common_pb2.StoreContext
+) -> AsyncIterator[Invoker]:
+    """The store's configured invoker (the offline extractive one by default), closed after
+    use: an SDK invoker holds an HTTP client."""
     state = await deps.state(store)
     provider = await asyncio.to_thread(state.provider)
     if provider.invoker in ("", "extractive"):
-        return ExtractiveInvoker(rules=deps.rules)
+        yield ExtractiveInvoker(rules=deps.rules)
+        return
     spec = ProviderSpec(
         invoker=provider.invoker,
         model=provider.model,
@@ -131,7 +137,13 @@ async def invoker_for(deps: AuthoringDeps, store: common_pb2.StoreContext) -> In
         base_url=provider.base_url,
         timeout_s=deps.settings.invoker_timeout_s,
     )
-    return build_invoker(spec, deps.keys)
+    invoker = build_invoker(spec, deps.keys)
+    try:
+        yield invoker
+    finally:
+        close = getattr(invoker, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _descriptor(
@@ -371,50 +383,66 @@ def compose_handler(deps: AuthoringDeps) -> Any:
         store = decode_store(payload["store"])
         sessions: list[str] = payload["sessions"]
         replace_existing = bool(payload.get("replace_existing"))
-        invoker = await invoker_for(deps, store)
         state = await deps.state(store)
         prompt = await asyncio.to_thread(state.prompt, mode_of(store), "")
-        written = deleted = rejected = failed = 0
-        await ctx.report(items_done=0, items_total=len(sessions), units_done=0, unit="drawers")
-        for done, session_id in enumerate(sessions, start=1):
-            try:
-                drafts = await draft_session(
-                    deps,
-                    store,
-                    invoker,
-                    prompt,
-                    session_id,
-                    allow_new_wing=bool(payload.get("allow_new_wing")),
-                    job_id=ctx.job_id,
-                )
-                rejected += len(drafts.rejected)
-                added, removed = await writes_for(deps, store, drafts, replace_existing, ctx)
-                written += added
-                deleted += removed
-            except EngramError as error:
-                failed += 1
-                logger.info("compose: session %s failed: %s", session_id, error.message)
-                await ctx.item_error(session_id, error.code, error.message)
-            await ctx.report(
-                items_done=done,
-                items_total=len(sessions),
-                units_done=written,
-                unit="drawers",
-                message=f"{done}/{len(sessions)} sessions",
+        async with invoker_for(deps, store) as invoker:
+            return await _run_sessions(
+                deps, ctx, store, invoker, prompt, payload, sessions, replace_existing
             )
-        await mark_files(deps, store, payload.get("files") or {})
-        return {
-            "sessions": len(sessions),
-            "failed_sessions": failed,
-            "drawers_written": written,
-            "drawers_replaced": deleted,
-            "drafts_rejected": rejected,
-            "prompt_version": prompt.version,
-            "invoker": invoker.name,
-            "model": invoker.model,
-        }
 
     return handle
+
+
+async def _run_sessions(
+    deps: AuthoringDeps,
+    ctx: JobContext,
+    store: common_pb2.StoreContext,
+    invoker: Invoker,
+    prompt: Prompt,
+    payload: dict[str, Any],
+    sessions: list[str],
+    replace_existing: bool,
+) -> dict[str, Any]:
+    """Each session in turn: draft, write, report; a failing session is an item error."""
+    written = deleted = rejected = failed = 0
+    await ctx.report(items_done=0, items_total=len(sessions), units_done=0, unit="drawers")
+    for done, session_id in enumerate(sessions, start=1):
+        try:
+            drafts = await draft_session(
+                deps,
+                store,
+                invoker,
+                prompt,
+                session_id,
+                allow_new_wing=bool(payload.get("allow_new_wing")),
+                job_id=ctx.job_id,
+            )
+            rejected += len(drafts.rejected)
+            added, removed = await writes_for(deps, store, drafts, replace_existing, ctx)
+            written += added
+            deleted += removed
+        except EngramError as error:
+            failed += 1
+            logger.info("compose: session %s failed: %s", session_id, error.message)
+            await ctx.item_error(session_id, error.code, error.message)
+        await ctx.report(
+            items_done=done,
+            items_total=len(sessions),
+            units_done=written,
+            unit="drawers",
+            message=f"{done}/{len(sessions)} sessions",
+        )
+    await mark_files(deps, store, payload.get("files") or {})
+    return {
+        "sessions": len(sessions),
+        "failed_sessions": failed,
+        "drawers_written": written,
+        "drawers_replaced": deleted,
+        "drafts_rejected": rejected,
+        "prompt_version": prompt.version,
+        "invoker": invoker.name,
+        "model": invoker.model,
+    }
 
 
 async def writes_for(
@@ -447,10 +475,10 @@ async def dry_run(
         raise InvalidInput("session_id is empty", field="session_id")
     state = await deps.state(store)
     prompt = await asyncio.to_thread(state.prompt, mode_of(store), request.prompt_version)
-    invoker = await invoker_for(deps, store)
-    drafts = await draft_session(
-        deps, store, invoker, prompt, request.session_id, allow_new_wing=request.allow_new_wing
-    )
+    async with invoker_for(deps, store) as invoker:
+        drafts = await draft_session(
+            deps, store, invoker, prompt, request.session_id, allow_new_wing=request.allow_new_wing
+        )
     return authoring_pb2.DryRunResponse(
         drawers=[
             authoring_pb2.DrawerDraft(

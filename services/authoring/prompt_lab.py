@@ -154,30 +154,30 @@ async def smoke_test(
     mode = mode_of(store)
     state = await deps.state(store)
     prompt = await asyncio.to_thread(state.prompt, mode, "")
-    invoker = await invoker_for(deps, store)
-    started = time.perf_counter()
-    try:
-        text = await invoker.compose(
-            ComposeInput(
-                session_id=_SMOKE_SESSION,
-                chunks=_SMOKE_CHUNKS,
-                prompt_text=prompt.text,
-                mode=mode,
+    async with invoker_for(deps, store) as invoker:
+        started = time.perf_counter()
+        try:
+            text = await invoker.compose(
+                ComposeInput(
+                    session_id=_SMOKE_SESSION,
+                    chunks=_SMOKE_CHUNKS,
+                    prompt_text=prompt.text,
+                    mode=mode,
+                )
             )
+            parsed = parse_output(text, mode=mode, chunk_ids={c.chunk_id for c in _SMOKE_CHUNKS})
+            ok = True
+            message = (
+                f"the {invoker.name} invoker answered with {len(parsed.drafts)} drawer(s) that "
+                f"parse (prompt {prompt.version})"
+            )
+        except EngramError as error:
+            ok = False
+            message = error.message
+        return authoring_pb2.SmokeTestResponse(
+            ok=ok,
+            invoker=invoker.name,
+            model=invoker.model,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            message=message,
         )
-        parsed = parse_output(text, mode=mode, chunk_ids={c.chunk_id for c in _SMOKE_CHUNKS})
-        ok = True
-        message = (
-            f"the {invoker.name} invoker answered with {len(parsed.drafts)} drawer(s) that "
-            f"parse (prompt {prompt.version})"
-        )
-    except EngramError as error:
-        ok = False
-        message = error.message
-    return authoring_pb2.SmokeTestResponse(
-        ok=ok,
-        invoker=invoker.name,
-        model=invoker.model,
-        latency_ms=(time.perf_counter() - started) * 1000,
-        message=message,
-    )
