@@ -55,5 +55,9 @@ format: setup ## apply ruff formatting and safe fixes
 bench: setup ## print the benchmark figures (never asserted in tests)
 	$(VENV)/bin/engram bench $(BENCH_ARGS)
 
+.PHONY: eval
+eval: setup ## retrieval quality on the standard sets against `make run` (ENGRAM_TOKEN; EVAL_ARGS)
+	$(VENV)/bin/engram eval $(EVAL_ARGS)
+
 clean: ## remove the venv and generated code
 	rm -rf $(VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT)

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
+# The real model and embedder tier, shared by the tier tests and the gateway tests.
+pytest_plugins = ["tests.stack"]
+
 _LOCAL_REDIS = "redis://127.0.0.1:6379/0"
 
 

@@ -21,6 +21,47 @@ def _bench(args: argparse.Namespace) -> int:
     return run_bench(quick=args.quick, only=args.only)
 
 
+def _eval(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from services.evaluation.run import SETS, EvalOptions, default_data_dir, run_eval
+    from services.evaluation.target import EvalTarget, GrpcTierTarget, RestTarget
+
+    sets = tuple(s.strip() for s in args.sets.split(",") if s.strip()) if args.sets else SETS
+    options = EvalOptions(
+        sets=sets,
+        quick=args.quick,
+        data_dir=args.data or default_data_dir(),
+        thesis_files=tuple(args.thesis),
+        out_root=args.out,
+        compare_with=args.compare,
+        concurrency=args.concurrency,
+        scifact_queries=args.scifact_queries,
+        locomo_conversations=args.locomo_conversations,
+    )
+
+    async def run() -> int:
+        target: EvalTarget
+        if args.grpc:
+            target = GrpcTierTarget(args.retrieval_addr, args.corpus_addr)
+        else:
+            url = args.url or os.environ.get("ENGRAM_URL", "http://127.0.0.1:8080")
+            token = args.token or os.environ.get("ENGRAM_TOKEN", "")
+            if not token:
+                print("engram eval needs an admin token: --token or ENGRAM_TOKEN", file=sys.stderr)
+                return 2
+            target = RestTarget(url, token)
+        try:
+            _, report = await run_eval(target, options)
+        finally:
+            await target.aclose()
+        print(f"report: {report}")
+        return 0
+
+    return asyncio.run(run())
+
+
 def _config(args: argparse.Namespace) -> int:
     from services.cli.config import markdown, write_readme_table
 
@@ -44,9 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="CI-sized smoke run")
     bench.add_argument("--only", action="append", default=[], help="run only these sections")
     bench.set_defaults(func=_bench)
+    ev = sub.add_parser("eval", help="retrieval quality on the standard sets → eval/results/")
+    ev.add_argument("--sets", help="comma-separated: thesis,scifact,locomo (default: all)")
+    ev.add_argument("--quick", action="store_true", help="CI-sized subsets (not comparable)")
+    ev.add_argument("--url", help="gateway base URL (ENGRAM_URL, default http://127.0.0.1:8080)")
+    ev.add_argument("--token", help="admin bearer token (ENGRAM_TOKEN)")
+    ev.add_argument("--grpc", action="store_true", help="talk to the tiers directly, no gateway")
+    ev.add_argument("--retrieval-addr", default="127.0.0.1:50052", help="with --grpc")
+    ev.add_argument("--corpus-addr", default="127.0.0.1:50053", help="with --grpc")
+    ev.add_argument("--data", type=Path, help="evaluation data (ENGRAM_EVAL_DATA, ../shared/eval)")
+    ev.add_argument(
+        "--thesis", type=Path, action="append", default=[], help="a thesis-schema file (repeat)"
+    )
+    ev.add_argument("--out", type=Path, default=Path("eval/results"), help="results root")
+    ev.add_argument("--compare", type=Path, help="a previous results.json: print the deltas")
+    ev.add_argument("--concurrency", type=int, default=4, help="searches in flight")
+    ev.add_argument("--scifact-queries", type=int, help="only the first N SciFact test queries")
+    ev.add_argument("--locomo-conversations", type=int, help="only the first N conversations")
+    ev.set_defaults(func=_eval)
     config = sub.add_parser("config", help="print every setting, its variable and default")
     config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
     config.set_defaults(func=_config)
+
+    from services.cli.tokens import add_token_parser
+
+    add_token_parser(sub)
     return parser
 
 

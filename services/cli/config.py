@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings
 
+from gateway.settings import GatewaySettings
 from services.authoring.settings import AuthoringSettings
 from services.corpus.settings import CorpusSettings
 from services.embedder.settings import EmbedderSettings
@@ -20,6 +21,7 @@ SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     RetrievalSettings,
     CorpusSettings,
     AuthoringSettings,
+    GatewaySettings,
 )
 
 

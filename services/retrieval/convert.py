@@ -30,6 +30,8 @@ _RANKERS = {
     retrieval_pb2.RANKER_MODE_FULL: "full",
     retrieval_pb2.RANKER_MODE_HYBRID: "hybrid",
     retrieval_pb2.RANKER_MODE_COSINE: "cosine",
+    retrieval_pb2.RANKER_MODE_KEYWORD: "keyword",
+    retrieval_pb2.RANKER_MODE_DENSE: "dense",
 }
 
 

@@ -2,7 +2,8 @@
 
 1. Embed the query (the embedder client keeps an LRU cache of recent query vectors).
 2. Candidates: Qdrant top-k and FTS5 top-k under the same filters, merged; keyword-only hits
-   get their true cosine from their stored vectors.
+   get their true cosine from their stored vectors, keyword hits their BM25 position (the
+   keyword ranker's order; the keyword and dense rankers keep one retriever's hits only).
 3-6. The pure scorer (`services.retrieval.core`) drops similarity < -0.3, applies pin status,
    the 6 signals with dampening and the keyword boost; `select` applies min_score and the cut.
 7. Without an intent, the intent is inferred (cue words + prototype embeddings); an explicit
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -237,17 +238,19 @@ class SearchEngine:
             stored = pool.vectors_of(keyword_only)
             for drawer_id, stored_vector in stored.items():
                 vector_hits.setdefault(drawer_id, float(np.dot(stored_vector, vector)))
-        keyword_set = set(keyword_ids)
+        # FTS5 answers in BM25 order: the position is the keyword ranker's order.
+        keyword_rank = {drawer_id: position for position, drawer_id in enumerate(keyword_ids)}
         candidates = []
         for drawer_id, similarity in vector_hits.items():
             meta = pool.meta(drawer_id)
             if meta is None:  # deleted between the search and now
                 continue
-            candidates.append(
-                meta.candidate(
-                    similarity,
-                    keyword_hit=drawer_id in keyword_set,
-                    vector_hit=drawer_id not in keyword_only,
-                )
+            candidate = meta.candidate(
+                similarity,
+                keyword_hit=drawer_id in keyword_rank,
+                vector_hit=drawer_id not in keyword_only,
             )
+            if drawer_id in keyword_rank:
+                candidate = replace(candidate, keyword_rank=keyword_rank[drawer_id])
+            candidates.append(candidate)
         return candidates

@@ -229,11 +229,15 @@ DEFAULT_MIN_SCORE: Final[Mapping[str, float]] = MappingProxyType(
 
 # ---------------------------------------------------------------- ranker modes
 
-# full: the 6-signal formula + boost; hybrid: cosine + boost; cosine: raw similarity.
+# full: the 6-signal formula + boost; hybrid: cosine + boost; cosine: raw similarity over the
+# merged candidates. keyword and dense are single-retriever baselines for evaluation (BEIR):
+# keyword keeps the FTS5 hits only, in BM25 order; dense keeps the vector hits only, by cosine.
 RANKER_FULL: Final = "full"
 RANKER_HYBRID: Final = "hybrid"
 RANKER_COSINE: Final = "cosine"
-RANKERS: Final = (RANKER_FULL, RANKER_HYBRID, RANKER_COSINE)
+RANKER_KEYWORD: Final = "keyword"
+RANKER_DENSE: Final = "dense"
+RANKERS: Final = (RANKER_FULL, RANKER_HYBRID, RANKER_COSINE, RANKER_KEYWORD, RANKER_DENSE)
 
 # ---------------------------------------------------------------- pin status
 

@@ -15,7 +15,12 @@ Decisions:
 
 - Ranker modes exist for evaluation: "full" is the formula; "hybrid" is similarity plus the
   keyword boost with every factor 1.0; "cosine" is similarity alone. The floor and pin-status
-  binding apply in every mode, so the modes differ only in scoring, never in eligibility.
+  binding apply in every mode, so these three differ only in scoring, never in eligibility.
+  "keyword" and "dense" are single-retriever baselines (BEIR-style): keyword keeps only the
+  FTS5 hits and orders them by their BM25 rank (score 1 / (1 + keyword_rank), the reciprocal
+  of the BM25 position, since the keyword index hands back its hits in BM25 order); dense
+  keeps only the vector hits, scored by cosine. Candidates the other retriever alone found
+  are left out before the floor and pin binding, which then apply as in every mode.
   Raw values stay in the breakdown in every mode so rankings can be compared cell by cell.
 - Authority is off unless the store has legacy_authority; then the author's tier comes from
   the injected profile (authors it does not name get the default tier), raised to W_AUTH and
@@ -56,8 +61,10 @@ from services.retrieval.core.constants import (
     PIN_DEPRECATED,
     PIN_PINNED,
     PIN_STATUSES,
-    RANKER_COSINE,
+    RANKER_DENSE,
     RANKER_FULL,
+    RANKER_HYBRID,
+    RANKER_KEYWORD,
     RANKERS,
     SIMILARITY_FLOOR,
     W_AUTH,
@@ -68,7 +75,7 @@ from services.retrieval.core.library import TypeLibrary, library_for
 from services.retrieval.core.salience import effective_salience, salience_weight
 
 PinStatus = Literal["active", "pinned", "deprecated"]
-RankerMode = Literal["full", "hybrid", "cosine"]
+RankerMode = Literal["full", "hybrid", "cosine", "keyword", "dense"]
 
 # Names of the dampened signals, as the dampening profile reports them.
 SIGNAL_AUTHORITY = "authority"
@@ -91,8 +98,12 @@ class Candidate:
     confidence: float | None = None
     keyword_hit: bool = False
     vector_hit: bool = True
+    # 0-based position among the keyword (BM25) hits, best first; None when not a keyword hit.
+    keyword_rank: int | None = None
 
     def __post_init__(self) -> None:
+        if self.keyword_rank is not None and self.keyword_rank < 0:
+            raise ValueError(f"drawer {self.id!r}: keyword_rank {self.keyword_rank} is negative")
         if self.pin_status not in PIN_STATUSES:
             raise ValueError(
                 f"drawer {self.id!r}: pin_status {self.pin_status!r} is not one of {PIN_STATUSES}"
@@ -216,6 +227,20 @@ def _confidence_of(candidate: Candidate, library: TypeLibrary) -> float:
     return min(1.0, max(0.0, raw))
 
 
+def _from_ranked_retriever(candidate: Candidate, ranker: str) -> bool:
+    """Whether the single-retriever baselines keep this candidate (every other mode does)."""
+    if ranker == RANKER_KEYWORD:
+        return candidate.keyword_hit
+    if ranker == RANKER_DENSE:
+        return candidate.vector_hit
+    return True
+
+
+def keyword_rank_score(keyword_rank: int | None) -> float:
+    """The keyword ranker's score: 1 / (1 + BM25 position); 0.0 for a non-keyword hit."""
+    return 0.0 if keyword_rank is None else 1.0 / (1.0 + keyword_rank)
+
+
 def _eligible(
     candidates: Iterable[Candidate], ctx: ScoringContext, intent: str
 ) -> tuple[list[Candidate], list[str], list[str]]:
@@ -225,6 +250,8 @@ def _eligible(
     below_floor: list[str] = []
     excluded: list[str] = []
     for candidate in candidates:
+        if not _from_ranked_retriever(candidate, ctx.ranker):
+            continue
         if candidate.similarity < SIMILARITY_FLOOR:
             below_floor.append(candidate.id)
         elif candidate.pin_status == PIN_DEPRECATED and not show_deprecated:
@@ -289,16 +316,20 @@ def _score_one(
         if full and is_diary_room(candidate.room) and intent not in DIARY_EXEMPT_INTENTS
         else 1.0
     )
-    keyword_boost = KEYWORD_BOOST if candidate.keyword_hit and ctx.ranker != RANKER_COSINE else 0.0
+    boosted = ctx.ranker in (RANKER_FULL, RANKER_HYBRID)
+    keyword_boost = KEYWORD_BOOST if candidate.keyword_hit and boosted else 0.0
 
-    score = (
-        candidate.similarity
-        * salience_factor
-        * authority_factor
-        * confidence_factor
-        * type_factor
-        * diary_factor
-    )
+    if ctx.ranker == RANKER_KEYWORD:
+        score = keyword_rank_score(candidate.keyword_rank)
+    else:
+        score = (
+            candidate.similarity
+            * salience_factor
+            * authority_factor
+            * confidence_factor
+            * type_factor
+            * diary_factor
+        )
     final_score = score + keyword_boost
     breakdown = ScoreBreakdown(
         similarity=candidate.similarity,

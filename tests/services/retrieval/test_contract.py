@@ -156,6 +156,33 @@ async def test_filters_restrict_room_and_type(retrieval: RunningRetrieval) -> No
     assert [h.drawer.id for h in reply.results] == ["bug-1"]
 
 
+async def test_keyword_and_dense_rankers_keep_one_retriever_each(
+    retrieval: RunningRetrieval,
+) -> None:
+    await _index(retrieval)
+
+    async def search(ranker: int) -> retrieval_pb2.SearchResponse:
+        reply: retrieval_pb2.SearchResponse = await retrieval.stub.Search(
+            retrieval_pb2.SearchRequest(
+                store=retrieval.store(),
+                query="crash lock",
+                intent="general",
+                ranker=ranker,  # type: ignore[arg-type]
+                include_breakdown=True,
+                min_score=-1.0,
+            )
+        )
+        return reply
+
+    keyword = await search(retrieval_pb2.RANKER_MODE_KEYWORD)
+    assert [h.drawer.id for h in keyword.results] == ["bug-1"], "only the FTS5 hit, by BM25"
+    assert keyword.results[0].score == pytest.approx(1.0), "BM25 position 0 scores 1 / (1 + 0)"
+    dense = await search(retrieval_pb2.RANKER_MODE_DENSE)
+    assert len(dense.results) == 4, "every live drawer is a vector candidate; none boosted"
+    for hit in dense.results:
+        assert hit.breakdown.vector_hit and hit.score == pytest.approx(hit.breakdown.similarity)
+
+
 async def test_inferred_intent_is_reported(retrieval: RunningRetrieval) -> None:
     await _index(retrieval)
     reply = await retrieval.stub.Search(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -417,6 +418,58 @@ def test_every_ranker_applies_the_floor_and_pin_binding(ranker: RankerMode) -> N
     r = rank(_busy_pool(), ctx("design", ranker=ranker))
     assert r.below_floor == ("far",) and r.excluded_deprecated == ("old",)
     assert r.ranker == ranker
+
+
+def _two_retriever_pool() -> list[Candidate]:
+    """k1, k2: keyword hits (BM25 positions 1 and 0); v1: vector only; both: in both."""
+    return [
+        replace(cand("k1", 0.2, "opinion", keyword=True), vector_hit=False, keyword_rank=1),
+        replace(cand("k2", 0.1, "bug", keyword=True), vector_hit=False, keyword_rank=0),
+        cand("v1", 0.7, "decision"),
+        replace(cand("both", 0.5, "decision", keyword=True), keyword_rank=2),
+        replace(cand("old", 0.9, keyword=True, pin="deprecated"), keyword_rank=3),
+        cand("far", -0.5, "bug"),
+    ]
+
+
+def test_keyword_ranker_keeps_keyword_hits_in_bm25_order() -> None:
+    r = rank(_two_retriever_pool(), ctx("design", ranker="keyword"))
+    # BM25 positions 0, 1, 2 → scores 1/1, 1/2, 1/3; v1 and far were never keyword hits.
+    assert ids(r.ranked) == ["k2", "k1", "both"], "similarity and metadata play no part"
+    assert [s.final_score for s in r.ranked] == pytest.approx([1.0, 0.5, 1 / 3])
+    assert all(s.breakdown.keyword_boost == 0.0 for s in r.ranked), "no boost on top of BM25"
+    assert r.excluded_deprecated == ("old",) and r.below_floor == ()
+    assert by_id(r)["k1"].breakdown.similarity == 0.2, "the raw similarity stays in the breakdown"
+    assert not any(entry.enabled for entry in r.dampening.signals)
+
+
+def test_dense_ranker_keeps_vector_hits_by_cosine_alone() -> None:
+    r = rank(_two_retriever_pool(), ctx("design", ranker="dense"))
+    assert ids(r.ranked) == ["v1", "both"], "keyword-only hits k1, k2 are not dense candidates"
+    for s in r.ranked:
+        assert s.final_score == s.candidate.similarity and s.breakdown.keyword_boost == 0.0
+    assert r.below_floor == ("far",) and r.excluded_deprecated == ("old",)
+
+
+def test_keyword_rank_cannot_be_negative() -> None:
+    with pytest.raises(ValueError, match="keyword_rank"):
+        replace(cand("a"), keyword_rank=-1)
+
+
+def test_uniform_metadata_makes_full_rank_like_hybrid() -> None:
+    """One type, one room, one author, all active, salience 1.0 at `now`: every dampened signal
+    has entropy 0 and salience^w_sal is 1, so full scoring is hybrid's ranking exactly."""
+    pool = [
+        replace(cand(f"d{i}", 0.3 + 0.05 * i, "fact", keyword=i % 2 == 0), keyword_rank=i)
+        for i in range(8)
+    ]
+    for intent in ("planning", "debugging", "general"):
+        full = rank(pool, ctx(intent, ranker="full"))
+        hybrid = rank(pool, ctx(intent, ranker="hybrid"))
+        assert ids(full.ranked) == ids(hybrid.ranked), intent
+        assert [s.final_score for s in full.ranked] == pytest.approx(
+            [s.final_score for s in hybrid.ranked]
+        )
 
 
 # ---------------------------------------------------------------- selection

@@ -1,0 +1,64 @@
+"""`create_app(settings, deps)`: the gateway's HTTP face (REST /v1, OpenAPI at /openapi.json,
+docs at /docs, /healthz, /readyz, /metrics)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+
+from gateway.core.wiring import GatewayDeps
+from gateway.errors import install_error_handlers
+from gateway.metrics import HttpMetrics, MetricsMiddleware
+from gateway.openapi import build_openapi
+from gateway.routes import ROUTERS
+from gateway.settings import GatewaySettings
+
+DESCRIPTION = """Engram's REST face. Authenticate with `Authorization: Bearer <token>`.
+Bodies and answers are the proto3 JSON form of the `engram.v1` messages (proto field
+names, enum value names); the store always comes from the path. Errors are
+`{"error": {"code", "message", "details"}}`."""
+
+
+def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> FastAPI:
+    """The ASGI app. Its lifespan starts `deps` (lock, tokens, registry replay, channels)."""
+    deps = deps or GatewayDeps(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.gateway = await deps.start()
+        try:
+            yield
+        finally:
+            await deps.close()
+
+    app = FastAPI(
+        title="Engram",
+        version=_version(),
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.deps = deps
+    app.state.metrics = HttpMetrics()
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+
+    def openapi() -> dict[str, Any]:
+        return build_openapi(app)
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("engram")
+    except Exception:  # not installed as a distribution (a bare checkout)
+        return "0"

@@ -1,0 +1,157 @@
+"""Drawer operations: writes through the authoring tier, reads, search and transfer through
+the retrieval tier."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import cast
+
+import grpc
+from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
+
+from gateway.core.access import TierCalls
+from gateway.core.principal import Principal
+from services.runtime.grpc_client import domain_error
+
+
+class DrawerOperations(TierCalls):
+    """Drawers, search, context packs, JSONL import and export."""
+
+    # ------------------------------------------------------------------ drawers (authoring)
+
+    async def add_drawer(
+        self, principal: Principal, request: authoring_pb2.AddDrawerRequest
+    ) -> authoring_pb2.WriteDrawerResponse:
+        return await self._store_call(
+            principal, "add_drawer", request, self._tiers.authoring.AddDrawer
+        )
+
+    async def add_drawer_signed(
+        self, principal: Principal, request: authoring_pb2.AddDrawerSignedRequest
+    ) -> authoring_pb2.WriteDrawerResponse:
+        return await self._store_call(
+            principal, "add_drawer_signed", request, self._tiers.authoring.AddDrawerSigned
+        )
+
+    async def update_drawer(
+        self, principal: Principal, request: authoring_pb2.UpdateDrawerRequest
+    ) -> authoring_pb2.WriteDrawerResponse:
+        return await self._store_call(
+            principal, "update_drawer", request, self._tiers.authoring.UpdateDrawer
+        )
+
+    async def delete_drawer(
+        self, principal: Principal, request: authoring_pb2.DeleteDrawerRequest
+    ) -> authoring_pb2.DeleteDrawerResponse:
+        return await self._store_call(
+            principal, "delete_drawer", request, self._tiers.authoring.DeleteDrawer
+        )
+
+    async def get_provenance(
+        self, principal: Principal, request: authoring_pb2.GetProvenanceRequest
+    ) -> authoring_pb2.GetProvenanceResponse:
+        return await self._store_call(
+            principal, "get_provenance", request, self._tiers.authoring.GetProvenance
+        )
+
+    # ------------------------------------------------------------------ drawers (retrieval)
+
+    async def get_drawer(
+        self, principal: Principal, request: retrieval_pb2.GetDrawerRequest
+    ) -> common_pb2.Drawer:
+        return await self._store_call(
+            principal, "get_drawer", request, self._tiers.retrieval.GetDrawer
+        )
+
+    async def list_drawers(
+        self, principal: Principal, request: retrieval_pb2.ListDrawersRequest
+    ) -> retrieval_pb2.ListDrawersResponse:
+        return await self._store_call(
+            principal, "list_drawers", request, self._tiers.retrieval.ListDrawers
+        )
+
+    async def stats(
+        self, principal: Principal, request: retrieval_pb2.StatsRequest
+    ) -> retrieval_pb2.StatsResponse:
+        return await self._store_call(principal, "stats", request, self._tiers.retrieval.Stats)
+
+    async def export_drawers(
+        self, principal: Principal, request: retrieval_pb2.ExportDrawersRequest
+    ) -> AsyncIterator[bytes]:
+        """The store's drawers as JSONL pieces. The first piece is fetched before this returns,
+        so a refusal is raised here rather than in the middle of a response."""
+        self._enter(principal, "export_drawers", request.store)
+        stream = self._tiers.retrieval.ExportDrawers(request, timeout=self._stream_deadline)
+        pieces = stream.__aiter__()
+        try:
+            first = await anext(pieces, None)
+        except grpc.aio.AioRpcError as error:
+            raise domain_error(error) from error
+
+        async def rest() -> AsyncIterator[bytes]:
+            if first is None:
+                return
+            yield first.jsonl
+            try:
+                async for piece in pieces:
+                    yield piece.jsonl
+            except grpc.aio.AioRpcError as error:
+                raise domain_error(error) from error
+
+        return rest()
+
+    async def import_drawers(
+        self,
+        principal: Principal,
+        request: retrieval_pb2.ImportDrawersChunk,
+        jsonl: AsyncIterator[bytes],
+    ) -> retrieval_pb2.ImportDrawersResponse:
+        """Import JSONL drawers; `request` carries the store and `replace_existing`."""
+        self._enter(principal, "import_drawers", request.store)
+        first = retrieval_pb2.ImportDrawersChunk()
+        first.CopyFrom(request)
+
+        async def chunks() -> AsyncIterator[retrieval_pb2.ImportDrawersChunk]:
+            yield first
+            async for piece in jsonl:
+                yield retrieval_pb2.ImportDrawersChunk(jsonl=piece)
+
+        answer = await self._client_stream(self._tiers.retrieval.ImportDrawers, chunks())
+        return cast(retrieval_pb2.ImportDrawersResponse, answer)
+
+    # ------------------------------------------------------------------ search
+
+    async def search(
+        self, principal: Principal, request: retrieval_pb2.SearchRequest
+    ) -> retrieval_pb2.SearchResponse:
+        return await self._store_call(principal, "search", request, self._tiers.retrieval.Search)
+
+    async def search_batch(
+        self, principal: Principal, request: retrieval_pb2.SearchBatchRequest
+    ) -> retrieval_pb2.SearchBatchResponse:
+        for search in request.searches:
+            search.ClearField("store")  # the batch's store is the one that counts
+        return await self._store_call(
+            principal, "search_batch", request, self._tiers.retrieval.SearchBatch
+        )
+
+    async def build_context_pack(
+        self, principal: Principal, request: retrieval_pb2.ContextPackRequest
+    ) -> retrieval_pb2.ContextPackResponse:
+        return await self._store_call(
+            principal, "build_context_pack", request, self._tiers.retrieval.BuildContextPack
+        )
+
+    async def record_retrieval(
+        self, principal: Principal, request: retrieval_pb2.RecordRetrievalRequest
+    ) -> retrieval_pb2.RecordRetrievalResponse:
+        return await self._store_call(
+            principal, "record_retrieval", request, self._tiers.retrieval.RecordRetrieval
+        )
+
+    async def retrieval_usage(
+        self, principal: Principal, request: retrieval_pb2.RetrievalUsageRequest
+    ) -> retrieval_pb2.RetrievalUsageResponse:
+        return await self._store_call(
+            principal, "retrieval_usage", request, self._tiers.retrieval.RetrievalUsage
+        )

@@ -1,0 +1,251 @@
+"""`Gateway`: one async method per public operation, shared by every face (REST, MCP, gRPC).
+
+Each method takes the caller's `Principal` and the request proto, checks the tier the
+operation needs (`REQUIRED_TIER`) and the token's store scope, fills in the request's
+`StoreContext` from the registry (deployment mode, authority, defaults) and the token (caller
+tier and id), and calls the tier that owns the operation (see `access`). The tiers' own rules
+still apply on top (authoring decides which types and pins a tier may write). The per-tier
+groups live in `drawer_ops`, `corpus_ops` and `authoring_ops`; the store registry, tokens and
+jobs, which the gateway owns itself, are here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+from engram.v1 import common_pb2, gateway_pb2, retrieval_pb2
+
+from gateway.core.access import REQUIRED_TIER, Tiers
+from gateway.core.authoring_ops import AuthoringOperations
+from gateway.core.corpus_ops import CorpusOperations
+from gateway.core.drawer_ops import DrawerOperations
+from gateway.core.jobs import JobBoard
+from gateway.core.principal import Principal, Tier
+from gateway.core.registry import StoreRegistry
+from gateway.core.tokens import TokenRecord, TokenStore
+from services.runtime.errors import EngramError, InvalidInput, PermissionDenied, Unavailable
+from services.runtime.grpc_client import call
+from services.runtime.job_proto import job_to_proto
+from services.runtime.jobs import JobRecord
+
+__all__ = ["REQUIRED_TIER", "Gateway", "Tiers"]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_JOB_LIMIT = 50
+
+
+class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
+    """The operations of Engram's public API, over the tiers."""
+
+    def __init__(
+        self,
+        *,
+        registry: StoreRegistry,
+        tokens: TokenStore,
+        tiers: Tiers,
+        jobs: JobBoard,
+        max_upload_bytes: int,
+        stream_deadline_s: float,
+        sse_poll_s: float = 1.0,
+    ) -> None:
+        super().__init__(
+            registry=registry,
+            tiers=tiers,
+            max_upload_bytes=max_upload_bytes,
+            stream_deadline_s=stream_deadline_s,
+        )
+        self.tokens = tokens
+        self._jobs = jobs
+        self._sse_poll_s = sse_poll_s
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal of a bearer token (Unauthenticated when it is not valid)."""
+        return self.tokens.authenticate(token)
+
+    # ------------------------------------------------------------------ store registry
+
+    async def create_store(
+        self, principal: Principal, request: gateway_pb2.CreateStoreRequest
+    ) -> gateway_pb2.StoreInfo:
+        principal.require(Tier.ADMIN, "creating a store")
+        principal.require_store(request.spec.name)
+        return self.registry.create(request.spec)
+
+    async def list_stores(
+        self, principal: Principal, request: gateway_pb2.ListStoresRequest
+    ) -> gateway_pb2.ListStoresResponse:
+        principal.require(REQUIRED_TIER["list_stores"], "listing stores")
+        stores = [s for s in self.registry.list() if principal.may_use(s.spec.name)]
+        return gateway_pb2.ListStoresResponse(stores=stores)
+
+    async def get_store(
+        self, principal: Principal, request: gateway_pb2.GetStoreRequest
+    ) -> gateway_pb2.StoreInfo:
+        principal.require(REQUIRED_TIER["get_store"], "reading a store")
+        principal.require_store(request.name)
+        info = self.registry.get(request.name)
+        if info.open:
+            info.drawer_count = await self._drawer_count(principal, request.name)
+        return info
+
+    async def _drawer_count(self, principal: Principal, name: str) -> int:
+        stats = retrieval_pb2.StatsRequest(store=common_pb2.StoreContext(name=name))
+        try:
+            answer = await self._store_call(principal, "stats", stats, self._tiers.retrieval.Stats)
+        except Unavailable as error:  # the registry entry is still worth showing
+            logger.warning("no drawer count for store %s: %s", name, error.message)
+            return 0
+        return int(answer.drawers)
+
+    async def update_store(
+        self, principal: Principal, request: gateway_pb2.UpdateStoreRequest
+    ) -> gateway_pb2.StoreInfo:
+        principal.require(Tier.ADMIN, "changing a store")
+        principal.require_store(request.name)
+        return self.registry.update(request)
+
+    async def delete_store(
+        self, principal: Principal, request: gateway_pb2.DeleteStoreRequest
+    ) -> gateway_pb2.DeleteStoreResponse:
+        principal.require(Tier.ADMIN, "deleting a store")
+        principal.require_store(request.name)
+        info = self.registry.get(request.name)
+        if not request.confirm:
+            raise InvalidInput(
+                f"deleting store {request.name!r} removes every tier's data for it; "
+                "repeat the request with confirm=true",
+                field="confirm",
+            )
+        spec = info.spec
+        drop = common_pb2.DropStoreRequest(
+            store=common_pb2.StoreContext(
+                name=spec.name,
+                deployment_mode=spec.deployment_mode,
+                legacy_authority=spec.legacy_authority,
+                caller_tier=int(principal.tier),  # type: ignore[arg-type]
+                caller_id=principal.token_id,
+            )
+        )
+        # Every tier first: if one fails the entry stays, and the delete can be repeated.
+        await call(self._tiers.authoring.DropStore, drop)
+        await call(self._tiers.corpus.DropStore, drop)
+        await call(self._tiers.retrieval.DropStore, drop)
+        self.registry.remove(request.name)
+        return gateway_pb2.DeleteStoreResponse(deleted=True)
+
+    # ------------------------------------------------------------------ tokens
+
+    async def create_token(
+        self, principal: Principal, request: gateway_pb2.CreateTokenRequest
+    ) -> gateway_pb2.CreateTokenResponse:
+        principal.require(Tier.ADMIN, "creating a token")
+        if request.tier == common_pb2.CALLER_TIER_UNSPECIFIED:
+            raise InvalidInput(
+                "tier is required: CALLER_TIER_READ, CALLER_TIER_WRITE or CALLER_TIER_ADMIN",
+                field="tier",
+            )
+        stores = list(request.stores) or None
+        if not principal.covers(stores):
+            raise _scope_escalation()
+        record, token = self.tokens.create(Tier(request.tier), stores, request.label)
+        return gateway_pb2.CreateTokenResponse(info=token_info(record), token=token)
+
+    async def list_tokens(
+        self, principal: Principal, request: gateway_pb2.ListTokensRequest
+    ) -> gateway_pb2.ListTokensResponse:
+        principal.require(Tier.ADMIN, "listing tokens")
+        visible = [r for r in self.tokens.list() if principal.covers(r.stores)]
+        return gateway_pb2.ListTokensResponse(tokens=[token_info(r) for r in visible])
+
+    async def revoke_token(
+        self, principal: Principal, request: gateway_pb2.RevokeTokenRequest
+    ) -> gateway_pb2.RevokeTokenResponse:
+        principal.require(Tier.ADMIN, "revoking a token")
+        if not principal.covers(self.tokens.get(request.id).stores):
+            raise _scope_escalation()
+        return gateway_pb2.RevokeTokenResponse(revoked=self.tokens.revoke(request.id))
+
+    # ------------------------------------------------------------------ jobs
+
+    async def _job(self, principal: Principal, operation: str, job_id: str) -> JobRecord:
+        principal.require(REQUIRED_TIER[operation], operation.replace("_", " "))
+        if not job_id:
+            raise InvalidInput("a job id is required", field="id")
+        record = await self._jobs.get(job_id)
+        principal.require_store(record.store)
+        return record
+
+    async def get_job(
+        self, principal: Principal, request: gateway_pb2.GetJobRequest
+    ) -> common_pb2.Job:
+        return job_to_proto(await self._job(principal, "get_job", request.id))
+
+    async def cancel_job(
+        self, principal: Principal, request: gateway_pb2.CancelJobRequest
+    ) -> common_pb2.Job:
+        await self._job(principal, "cancel_job", request.id)
+        return job_to_proto(await self._jobs.cancel(request.id))
+
+    async def watch_job(
+        self, principal: Principal, request: gateway_pb2.GetJobRequest
+    ) -> AsyncIterator[common_pb2.Job]:
+        """The job now and after every change, ending with its terminal state. Checked
+        before this returns, so a refusal is an error rather than an empty stream."""
+        await self._job(principal, "watch_job", request.id)
+        records = self._jobs.events(request.id, poll_s=self._sse_poll_s)
+
+        async def jobs() -> AsyncIterator[common_pb2.Job]:
+            async for record in records:
+                yield job_to_proto(record)
+
+        return jobs()
+
+    async def list_jobs(
+        self, principal: Principal, request: gateway_pb2.ListJobsRequest
+    ) -> gateway_pb2.ListJobsResponse:
+        principal.require(REQUIRED_TIER["list_jobs"], "listing jobs")
+        limit = request.limit or _DEFAULT_JOB_LIMIT
+        if request.store:
+            principal.require_store(request.store)
+            stores: list[str] | None = [request.store]
+        elif principal.stores is not None:
+            stores = sorted(principal.stores)
+        else:
+            stores = None
+        records = await self._jobs.list(stores, limit)
+        return gateway_pb2.ListJobsResponse(jobs=[job_to_proto(r) for r in records])
+
+    # ------------------------------------------------------------------ readiness
+
+    async def warm_up(self) -> None:
+        """Open every open store on the retrieval tier (replay after a start), so the first
+        search of each does not pay for opening it. Failures are logged, not raised."""
+        for info in self.registry.list():
+            if not info.open:
+                continue
+            stats = retrieval_pb2.StatsRequest(store=self.registry.context(info.spec.name))
+            try:
+                await call(self._tiers.retrieval.Stats, stats)
+            except EngramError as error:
+                logger.warning("store %s not warmed up: %s", info.spec.name, error.message)
+
+
+def token_info(record: TokenRecord) -> gateway_pb2.TokenInfo:
+    info = gateway_pb2.TokenInfo(
+        id=record.id,
+        tier=int(record.tier),  # type: ignore[arg-type]
+        stores=list(record.stores or ()),
+        label=record.label,
+    )
+    info.created_at.FromDatetime(record.created_at)
+    if record.last_used_at is not None:
+        info.last_used_at.FromDatetime(record.last_used_at)
+    return info
+
+
+def _scope_escalation() -> PermissionDenied:
+    return PermissionDenied(
+        "a token cannot grant or revoke access to stores outside its own scope", field="stores"
+    )

@@ -1,0 +1,119 @@
+"""Wiring of one gateway process: lock, tokens, registry, tier channels, job queues.
+
+Building does no I/O; `start()` takes the data directory's lock first (so a second gateway
+is refused before it touches anything), then opens the token table and replays the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from gateway.core.jobs import JobBoard
+from gateway.core.lock import StateLock
+from gateway.core.registry import StoreRegistry
+from gateway.core.service import Gateway, Tiers
+from gateway.core.tokens import TokenStore
+from gateway.settings import GatewaySettings
+from services.runtime.grpc_client import ClientPolicy, create_channel
+from services.runtime.jobs import JobQueue
+
+_HEALTH_TIMEOUT_S = 2.0
+
+
+@dataclass
+class GatewayDeps:
+    """Everything the gateway's faces share; `start()` / `close()` bracket its life."""
+
+    settings: GatewaySettings
+    lock: StateLock = field(init=False)
+    channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
+    tokens: TokenStore | None = None
+    jobs: JobBoard | None = None
+    gateway: Gateway | None = None
+    # A first start without ENGRAM_ADMIN_TOKEN creates an admin token: `engram-gateway`
+    # prints it once; it is never logged.
+    first_admin_token: str | None = None
+    _warm_up: asyncio.Task[None] | None = None
+
+    def __post_init__(self) -> None:
+        self.lock = StateLock(self.settings.state_dir)
+
+    def start_sync(self) -> str | None:
+        """Lock the state directory and open the token table. Returns a newly created admin
+        token on a first start without ENGRAM_ADMIN_TOKEN (to be shown once), else None."""
+        self.lock.acquire(self.settings.host, self.settings.port)
+        if self.tokens is None:
+            self.tokens = TokenStore(self.settings.state_dir / "tokens.sqlite3")
+        return self.tokens.bootstrap(self.settings.admin_token)
+
+    async def start(self) -> Gateway:
+        """Everything `start_sync` does, then the registry replay and the tier channels."""
+        if self.gateway is not None:
+            return self.gateway
+        created = self.start_sync()
+        if created is not None:
+            self.first_admin_token = created
+        assert self.tokens is not None
+        settings = self.settings
+        registry = StoreRegistry(settings.state_dir / "stores.json")
+        policy = ClientPolicy(deadline_s=settings.tier_deadline_s)
+        self.channels = {
+            "retrieval": create_channel(settings.retrieval_addr, policy),
+            "corpus": create_channel(settings.corpus_addr, policy),
+            "authoring": create_channel(settings.authoring_addr, policy),
+        }
+        self.jobs = jobs = JobBoard(
+            [
+                JobQueue(settings.redis_url, queue_name=settings.corpus_job_queue),
+                JobQueue(settings.redis_url, queue_name=settings.authoring_job_queue),
+            ]
+        )
+        self.gateway = Gateway(
+            registry=registry,
+            tokens=self.tokens,
+            tiers=Tiers(**self.channels),
+            jobs=jobs,
+            max_upload_bytes=settings.max_upload_bytes,
+            stream_deadline_s=settings.stream_deadline_s,
+            sse_poll_s=settings.sse_poll_s,
+        )
+        self._warm_up = asyncio.create_task(self.gateway.warm_up())
+        return self.gateway
+
+    async def close(self) -> None:
+        if self._warm_up is not None:
+            self._warm_up.cancel()
+            await asyncio.gather(self._warm_up, return_exceptions=True)
+            self._warm_up = None
+        self.gateway = None
+        if self.jobs is not None:
+            await self.jobs.close()
+            self.jobs = None
+        for channel in self.channels.values():
+            await channel.close()
+        self.channels = {}
+        if self.tokens is not None:
+            self.tokens.close()
+            self.tokens = None
+        self.lock.release()
+
+    async def tier_health(self) -> dict[str, str]:
+        """Each tier's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""
+
+        async def check(channel: grpc.aio.Channel) -> str:
+            stub = health_pb2_grpc.HealthStub(channel)
+            try:
+                answer = await stub.Check(
+                    health_pb2.HealthCheckRequest(service=""), timeout=_HEALTH_TIMEOUT_S
+                )
+            except grpc.aio.AioRpcError as error:
+                return f"UNREACHABLE ({error.code().name})"
+            return str(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
+
+        names = list(self.channels)
+        statuses = await asyncio.gather(*(check(self.channels[n]) for n in names))
+        return dict(zip(names, statuses, strict=True))

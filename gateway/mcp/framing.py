@@ -1,0 +1,179 @@
+"""The framing schema Engram teaches agents through its MCP tool descriptions.
+
+Both ends of Engram are agents that share an embedder's vocabulary (seed: "the system can
+teach its own framing schema via MCP tool descriptions"), so the tool descriptions are where
+the authoring discipline lives: the store's type library and intents, what a wing and a room
+are, third-person framing, when to sign, and when silence is the right answer.
+
+Every vocabulary here is read from the code that enforces it — the type libraries and the
+type × intent matrices (`services/retrieval/core/library.py`, `constants.py`), the pin
+statuses, the diary rule, the signature length of the authoring tier — so a type added to a
+library reaches the descriptions without anyone copying a list by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from services.authoring.settings import AuthoringSettings
+from services.retrieval.core.constants import (
+    DEPRECATED_VISIBLE_INTENTS,
+    DIARY_EXEMPT_INTENTS,
+    DIARY_ROOM_MARKER,
+    LEGACY_TYPES,
+    PIN_STATUSES,
+    V2_TYPES,
+)
+from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary
+
+# The authoring tier's default; a gateway whose authoring tier is configured otherwise passes
+# its own value to `build_tools` (the tier enforces its own setting either way).
+DEFAULT_MIN_SIGNATURE_CHARS: Final[int] = int(
+    AuthoringSettings.model_fields["min_signature_chars"].default
+)
+
+LIBRARIES: Final[tuple[TypeLibrary, ...]] = (DEFAULT_LIBRARY, COMPANION_LIBRARY)
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for value in values:
+        seen.setdefault(value, None)
+    return list(seen)
+
+
+# Every memory type and intent some library knows: the schema-level enum of a tool that does
+# not know the store's mode in advance (the tier still checks the store's own library).
+ALL_TYPES: Final[list[str]] = _unique(t for lib in LIBRARIES for t in lib.types)
+ALL_INTENTS: Final[list[str]] = _unique(i for lib in LIBRARIES for i in lib.intents)
+
+
+def _join(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def type_guide(library: TypeLibrary) -> str:
+    """Each type with the intents it ranks highest for, read from the library's matrix.
+
+    e.g. ``decision (design 1.5×, planning 1.3×)``: the agent picks a type by the question the
+    memory should answer, which is exactly what the type × intent multiplier rewards.
+    """
+    parts = []
+    for memory_type in library.types:
+        row = library.matrix[memory_type]
+        strong = sorted(
+            ((value, intent) for intent, value in row.items() if value > 1.0),
+            key=lambda pair: (-pair[0], library.intents.index(pair[1])),
+        )[:2]
+        if strong:
+            boosts = ", ".join(f"{intent} {value:g}×" for value, intent in strong)
+            parts.append(f"{memory_type} ({boosts})")
+        else:
+            parts.append(memory_type)
+    return "; ".join(parts)
+
+
+def library_summary(library: TypeLibrary) -> dict[str, object]:
+    """A store's vocabulary as data, for engram_store_info's answer."""
+    return {
+        "mode": library.name,
+        "memory_types": list(library.types),
+        "intents": list(library.intents),
+    }
+
+
+def _v2_only(library: TypeLibrary) -> list[str]:
+    return [t for t in library.types if t in V2_TYPES]
+
+
+TYPE_LIBRARY: Final[str] = (
+    "TYPE LIBRARY. A drawer's memory_type comes from its store's type library, picked by the "
+    "store's deployment mode (engram_store_info shows it). "
+    f"default mode (multi-agent work): {_join(_v2_only(DEFAULT_LIBRARY))}; legacy types "
+    f"{_join(t for t in DEFAULT_LIBRARY.types if t in LEGACY_TYPES)} stay accepted, but new "
+    "memories should use the v2 types. "
+    f"companion mode (one companion, one user; speech acts): {_join(COMPANION_LIBRARY.types)}. "
+    "Choose the type by the question the memory should answer — a type ranks highest for "
+    f"these intents: default: {type_guide(DEFAULT_LIBRARY)}. "
+    f"companion: {type_guide(COMPANION_LIBRARY)}."
+)
+
+INTENTS: Final[str] = (
+    "INTENTS. A search's intent is the kind of question being asked; it weights each type. "
+    f"default mode: {_join(DEFAULT_LIBRARY.intents)}. "
+    f"companion mode: {_join(COMPANION_LIBRARY.intents)}. "
+    "Leave intent empty to have it inferred from the query (the answer says which intent was "
+    "used and how sure the guess was); an intent outside the store's library reads as general."
+)
+
+WINGS_AND_ROOMS: Final[str] = (
+    "WINGS AND ROOMS. A wing is a kind of memory — projects, work, philosophy — a lower-case "
+    "slug that should still mean something after a long pause; wings are few and stable. A "
+    "room is a long-lived identity inside a wing, written wing/name (projects/rev-engram, "
+    "philosophy/agent-design): not a topic and not a session — ask whether it will hold many "
+    "drawers over time. The store's existing wings and rooms are one call away "
+    "(engram_list_wings, engram_list_rooms): reuse them; opening a new wing needs "
+    f"allow_new_wing (or an admin token). A room whose name contains {DIARY_ROOM_MARKER!r} "
+    "holds personal notes, which rank below canonical answers except for "
+    f"{_join(sorted(DIARY_EXEMPT_INTENTS))} questions."
+)
+
+FRAMING: Final[str] = (
+    "FRAMING. A drawer is one memory of 1–3 sentences, written in the third person and "
+    "naming who — 'The Architect decided that the gateway only translates.' — so it reads "
+    "correctly on its own, to another agent, long after the conversation. Keep the user's own "
+    "words and idioms (the reader searches with them); do not paste a transcript, write in the "
+    "first person, or turn a memory into a command ('always do X'): memories are a vision and "
+    "a guide that the reader applies with judgment."
+)
+
+
+def signing(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
+    """When to sign, with the signature rule of the authoring tier."""
+    return (
+        "SIGNING. Use engram_add_drawer_signed for a canonical claim — a decision, directive, "
+        "or settled fact that later questions should resolve to — and engram_add_drawer for "
+        "ambient context. The signature is a distinctive phrase of at least "
+        f"{min_signature_chars} characters copied verbatim from the content (case matters, "
+        "whole words, not the whole content); it is what keyword search finds the claim by."
+    )
+
+
+SILENCE: Final[str] = (
+    "SILENCE. Results below the store's min_score are withheld on purpose: an empty result "
+    "means nothing relevant is stored. Say so, or ask the user; do not invent a memory and "
+    "do not stretch the loudest near-miss into an answer."
+)
+
+PINS: Final[str] = (
+    f"pin_status is one of {_join(PIN_STATUSES)} (proto names PIN_STATUS_*): pinned is "
+    "explicit authority and does not decay (pinning needs an admin token by default); "
+    "deprecated drawers are superseded and left out of search unless include_deprecated is "
+    f"set or the intent is {_join(sorted(DEPRECATED_VISIBLE_INTENTS))}."
+)
+
+TIERS: Final[str] = (
+    "The token decides what a call may do: read tokens search and read; write tokens also "
+    "write (by default not the directive type, and no pinning); admin tokens may do all. A "
+    "token may be scoped to some stores only."
+)
+
+
+def instructions(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
+    """The server-level instructions: the whole framing schema in one text."""
+    return "\n\n".join(
+        (
+            "Engram is a provenance-aware memory: it returns the right memory, not merely a "
+            "similar one. Start with engram_list_stores, then engram_search. Every tool but "
+            "engram_list_stores and engram_job_status takes `store`, the store's name.",
+            TYPE_LIBRARY,
+            INTENTS,
+            WINGS_AND_ROOMS,
+            FRAMING,
+            signing(min_signature_chars),
+            SILENCE,
+            PINS,
+            TIERS,
+        )
+    )

@@ -1,0 +1,342 @@
+"""The MCP face of the gateway: the tool table served over the gateway core.
+
+`build_server` makes a low-level MCP server whose tools call the `Gateway` core — one async
+method per operation taking the caller's `Principal` and the request proto — so every tool
+checks tier and store scope exactly as the REST route of the same operation does.
+`McpEndpoint` serves it at `/mcp` over streamable HTTP behind bearer-token auth (the REST
+face's TokenStore: `Authorization: Bearer <token>`, 401 without a valid one), and
+`install_mcp(app, gateway_of)` mounts it on the gateway app and runs it in the app's lifespan.
+
+Decisions:
+
+- Stateless streamable HTTP with JSON answers: every POST carries its own bearer token and is
+  served on its own, so the principal of a call is the token of that very request, a gateway
+  restart loses no MCP session, and replicas need no shared session state. Nothing a tool
+  does needs a server-to-client stream.
+- Arguments are checked against the tool's input schema here (the SDK does not enforce it),
+  so `additionalProperties: false` and the signature `minLength` are real limits: a call
+  that breaks them is a tool error and reaches no tier.
+- Domain errors (`EngramError`) are tool errors (`isError`) carrying the human message, so
+  the agent reads what to fix; protocol errors are left for what MCP itself gets wrong.
+- The gateway core is looked up when a call runs (`gateway_of`), because the app builds it
+  in its lifespan, after the routes are mounted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Final
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs in the venv
+import mcp_types as types
+from engram.v1 import corpus_pb2
+from mcp.server import Server, ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from gateway.core.principal import Principal
+from gateway.core.service import Gateway
+from gateway.mcp import framing
+from gateway.mcp.tools import (
+    MAX_MCP_BODY_BYTES,
+    Json,
+    ToolSpec,
+    build_request,
+    build_tools,
+    input_schema,
+    to_json,
+    upload_content,
+)
+from services.runtime.errors import EngramError, Unauthenticated
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME: Final = "engram"
+MCP_PATH: Final = "/mcp"
+
+# Where the auth wrapper leaves the caller's principal in the ASGI scope for the tool handler.
+PRINCIPAL_SCOPE_KEY: Final = "engram.principal"
+
+# The gateway core, or a function returning it (the app builds it in its lifespan).
+GatewaySource = Gateway | Callable[[], Gateway]
+
+
+def _text(payload: object) -> types.TextContent:
+    return types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))
+
+
+def tool_error(message: str) -> types.CallToolResult:
+    """A tool error the agent reads: what went wrong and what to do."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def _error_text(error: EngramError) -> str:
+    where = f" (field: {error.field})" if error.field else ""
+    return f"{error.code}: {error.message}{where}"
+
+
+class EngramTools:
+    """The tool table bound to one gateway core: listing, validation and calls."""
+
+    def __init__(
+        self,
+        gateway: GatewaySource,
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+    ) -> None:
+        self._gateway = gateway
+        self.specs: dict[str, ToolSpec] = {
+            spec.name: spec for spec in (tools or build_tools(min_signature_chars))
+        }
+        self.schemas: dict[str, Json] = {
+            name: input_schema(spec, min_signature_chars) for name, spec in self.specs.items()
+        }
+        self._validators = {
+            name: jsonschema.Draft202012Validator(schema) for name, schema in self.schemas.items()
+        }
+        missing = sorted(
+            {
+                s.operation
+                for s in self.specs.values()
+                if not callable(getattr(Gateway, s.operation, None))
+            }
+        )
+        if missing:
+            raise TypeError(f"the gateway core has no operations {missing} for the MCP tools")
+        self.listing = [
+            types.Tool(
+                name=spec.name,
+                description=spec.description,
+                input_schema=self.schemas[spec.name],
+                annotations=types.ToolAnnotations(
+                    read_only_hint=spec.read_only,
+                    destructive_hint=False,
+                    open_world_hint=False,
+                ),
+            )
+            for spec in self.specs.values()
+        ]
+
+    @property
+    def gateway(self) -> Gateway:
+        source = self._gateway
+        return source if isinstance(source, Gateway) else source()
+
+    def schema_of(self, name: str) -> Mapping[str, Any] | None:
+        return self.schemas.get(name)
+
+    def _invalid(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        errors = list(self._validators[name].iter_errors(dict(arguments)))
+        if not errors:
+            return None
+        worst = jsonschema.exceptions.best_match(errors)
+        where = "/".join(str(part) for part in worst.absolute_path) or "arguments"
+        message = worst.message
+        if worst.validator == "minLength" and isinstance(worst.instance, str):
+            message = (
+                f"{len(worst.instance)} characters; at least {worst.validator_value} are needed"
+            )
+        return f"invalid_input: {where}: {message}"
+
+    async def call(
+        self, principal: Principal | None, name: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        spec = self.specs.get(name)
+        if spec is None:
+            return tool_error(f"not_found: no tool {name!r}; engram tools: {', '.join(self.specs)}")
+        if principal is None:
+            return tool_error("unauthenticated: no valid bearer token came with this call")
+        args = dict(arguments or {})
+        problem = self._invalid(name, args)
+        if problem is not None:
+            return tool_error(problem)
+        try:
+            request = build_request(spec, args)
+            operation = getattr(self.gateway, spec.operation)
+            if isinstance(request, corpus_pb2.UploadFileHeader):
+                data = upload_content(args)
+                request.declared_size = len(data)  # refused before any byte when too large
+                answer = await operation(principal, request, _chunks(data))
+            else:
+                answer = await operation(principal, request)
+            payload = spec.result(answer) if spec.result is not None else to_json(answer)
+        except EngramError as error:
+            return tool_error(_error_text(error))
+        except Exception:
+            logger.exception("MCP tool %s failed", name)
+            return tool_error("internal: the gateway failed to answer; the error is logged")
+        return types.CallToolResult(content=[_text(payload)], structured_content=payload)
+
+
+async def _chunks(data: bytes, size: int = 1 << 20) -> AsyncIterator[bytes]:
+    """An upload's bytes as the stream the gateway's upload operation consumes."""
+    for start in range(0, max(len(data), 1), size):
+        yield data[start : start + size]
+
+
+def _principal_of_request(ctx: ServerRequestContext[Any, Any]) -> Principal | None:
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, dict):
+        principal = scope.get(PRINCIPAL_SCOPE_KEY)
+        if isinstance(principal, Principal):
+            return principal
+    return None
+
+
+def build_server(
+    gateway: GatewaySource,
+    *,
+    principal: Principal | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+) -> Server[Any]:
+    """The MCP server over the gateway core.
+
+    Served over HTTP (`McpEndpoint`), each call's principal is the one its request's bearer
+    token resolved to. `principal` fixes one for every call instead: an in-process client
+    (tests, an embedding application) that has already authenticated its token.
+    """
+    table = EngramTools(gateway, tools=tools, min_signature_chars=min_signature_chars)
+    return _server(table, principal, min_signature_chars)
+
+
+def _server(
+    table: EngramTools, principal: Principal | None, min_signature_chars: int
+) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=table.listing)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        caller = principal if principal is not None else _principal_of_request(ctx)
+        return await table.call(caller, params.name, params.arguments)
+
+    return Server(
+        SERVER_NAME,
+        version=_version(),
+        title="Engram memory",
+        instructions=framing.instructions(min_signature_chars),
+        get_tool_input_schema=table.schema_of,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("engram")
+    except Exception:
+        return ""
+
+
+def _bearer(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            header = bytes(value).decode("latin-1")
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return None
+    return None
+
+
+def _unauthenticated(message: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": Unauthenticated.code, "message": message, "details": {}}},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="engram"'},
+    )
+
+
+class McpEndpoint:
+    """The ASGI endpoint at /mcp: bearer auth in front of the streamable HTTP transport.
+
+    `lifespan()` must be entered for as long as the endpoint serves (`install_mcp` does it).
+    """
+
+    def __init__(
+        self,
+        gateway: GatewaySource,
+        *,
+        min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+    ) -> None:
+        self.tools = EngramTools(gateway, min_signature_chars=min_signature_chars)
+        self.server = _server(self.tools, None, min_signature_chars)
+        self.sessions = StreamableHTTPSessionManager(
+            app=self.server,
+            stateless=True,
+            json_response=True,
+            max_request_body_size=MAX_MCP_BODY_BYTES,
+        )
+
+    def lifespan(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Runs the transport's task group; enter it after the gateway core exists."""
+        return self.sessions.run()
+
+    def _principal(self, token: str) -> Principal | None:
+        try:
+            return self.tools.gateway.authenticate(token)
+        except EngramError:
+            return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        token = _bearer(scope)
+        if token is None:
+            response = _unauthenticated(
+                "this endpoint needs Authorization: Bearer <token> (engram token create)"
+            )
+            await response(scope, receive, send)
+            return
+        principal = self._principal(token)
+        if principal is None:
+            response = _unauthenticated("the bearer token is not valid (revoked or never issued)")
+            await response(scope, receive, send)
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = principal
+        await self.sessions.handle_request(scope, receive, send)
+
+
+def install_mcp(
+    app: Any,
+    gateway_of: GatewaySource,
+    *,
+    path: str = MCP_PATH,
+    min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+) -> McpEndpoint:
+    """Serve MCP at `path` of a Starlette/FastAPI app, running inside the app's lifespan.
+
+    Call it once the app exists (`gateway_of` may return the core the lifespan builds); the
+    app's own lifespan runs first, so the core is there before MCP serves. The route is a
+    plain ASGI route, so it stays out of the OpenAPI document. Installing twice returns the
+    endpoint already there.
+    """
+    existing = getattr(app.state, "mcp", None)
+    if isinstance(existing, McpEndpoint):
+        return existing
+    endpoint = McpEndpoint(gateway_of, min_signature_chars=min_signature_chars)
+    app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
+        async with inner(running) as state, endpoint.lifespan():
+            yield state
+
+    app.router.lifespan_context = lifespan
+    app.state.mcp = endpoint
+    return endpoint

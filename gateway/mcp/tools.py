@@ -1,0 +1,703 @@
+"""The MCP tool table: each tool is a name, the protobuf request it takes, the gateway
+operation it calls, and a description that teaches the framing schema.
+
+Input schemas are derived from the proto request messages (`gateway.proto_schema.schema_for`,
+the same derivation the REST face uses) and then tightened for agents: every object is closed
+(`additionalProperties: false`), the store is a plain `store` string (the caller's token
+decides the tier, the gateway fills in the rest of StoreContext), `signature` carries the
+authoring tier's `minLength`, required fields are marked, and `memory_type` / `intent` list
+the type libraries' vocabularies. Nothing about a shape is written here a second time: a field
+added to a request message reaches its tool without an edit to this file.
+
+Arguments become the request with `json_format.ParseDict` (snake_case field names, enum names,
+RFC 3339 timestamps); answers become JSON with `MessageToDict(preserving_proto_field_name=True)`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+from engram.v1 import (
+    authoring_pb2,
+    common_pb2,
+    corpus_pb2,
+    gateway_pb2,
+    retrieval_pb2,
+)
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+from gateway.mcp import framing
+from gateway.proto_schema import schema_for
+from services.retrieval.core.library import library_for
+from services.runtime.errors import InvalidInput
+from services.runtime.stores import STORE_NAME
+
+Json = dict[str, Any]
+
+# The store slug as a JSON Schema pattern (`STORE_NAME` is anchored with \Z for re.match).
+STORE_PATTERN: Final = "^" + STORE_NAME.pattern.removesuffix(r"\Z") + "$"
+
+# Where a tool's `store` argument goes in its request message.
+STORE_CONTEXT: Final = "store"  # request.store.name (every tier request)
+STORE_NAME_FIELD: Final = "name"  # request.name (the registry's GetStoreRequest)
+
+# Request fields no agent should set: evaluation knobs of the ranker.
+_RANKER_KNOBS: Final = ("ranker", "candidate_depth")
+
+# A listing that only wants facets asks for one drawer.
+_FACETS_ONLY: Final[Json] = {"include_facets": True, "page": {"page_size": 1}}
+
+# The body limit of the streamable HTTP transport (the SDK's default, which /mcp keeps).
+MAX_MCP_BODY_BYTES: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
+
+# Upload content given as text (an agent's usual case) or as base64 bytes.
+_UPLOAD_TEXT: Final = "content"
+_UPLOAD_BYTES: Final = "data"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool over one gateway operation."""
+
+    name: str
+    operation: str  # the Gateway method: `await gateway.<operation>(principal, request)`
+    request: type[Message]  # the proto request the operation takes
+    description: str
+    # Where `store` goes: STORE_CONTEXT, STORE_NAME_FIELD, or None (no store argument).
+    store: str | None = STORE_CONTEXT
+    # The message the arguments describe, when not the request itself; with `nest`, the
+    # arguments are parsed into this message at that field of the request.
+    arguments: type[Message] | None = None
+    nest: str | None = None
+    # Top-level fields shown (None: all but the store); `hide` is removed at every depth.
+    expose: tuple[str, ...] | None = None
+    hide: tuple[str, ...] = ()
+    # Dotted paths of required fields ("drawer.content"; arrays are walked through).
+    required: tuple[str, ...] = ()
+    # Request fields the tool always sets (merged under the arguments' own fields).
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    read_only: bool = True
+    # Turns the operation's answer into the tool's JSON answer (default: the whole message).
+    result: Callable[[Message], Json] | None = None
+
+    @property
+    def argument_message(self) -> type[Message]:
+        return self.arguments or self.request
+
+
+def to_json(message: Message) -> Json:
+    """A proto answer as compact JSON (proto field names, defaults left out), except that
+    every top-level list is present: an empty answer (silence) reads as an explicit []."""
+    answer = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    for descriptor in message.DESCRIPTOR.fields:
+        entry = descriptor.message_type
+        is_map = entry is not None and entry.GetOptions().map_entry
+        if descriptor.is_repeated and not is_map:
+            answer.setdefault(descriptor.name, [])
+    return answer
+
+
+# ---------------------------------------------------------------- answers
+
+
+def _wings(answer: Message) -> Json:
+    assert isinstance(answer, retrieval_pb2.ListDrawersResponse)
+    return {
+        "wings": [
+            {"wing": w.wing, "drawers": w.count, "rooms": len(w.rooms)} for w in answer.facets.wings
+        ],
+        "drawers": answer.page.total,
+    }
+
+
+def _rooms(answer: Message) -> Json:
+    assert isinstance(answer, retrieval_pb2.ListDrawersResponse)
+    return {
+        "rooms": [
+            {"room": r.room, "wing": w.wing, "drawers": r.count}
+            for w in answer.facets.wings
+            for r in w.rooms
+        ],
+    }
+
+
+def _store_info(answer: Message) -> Json:
+    """The store's registry entry plus the vocabulary its mode gives it."""
+    assert isinstance(answer, gateway_pb2.StoreInfo)
+    mode = (
+        "companion"
+        if answer.spec.deployment_mode == common_pb2.DEPLOYMENT_MODE_COMPANION
+        else "default"
+    )
+    info = to_json(answer)
+    info["library"] = framing.library_summary(library_for(mode))
+    return info
+
+
+# ---------------------------------------------------------------- descriptions
+
+_STORE_ARG: Final = "`store` is the store's name (engram_list_stores); the token decides the tier."
+
+
+def _describe(*parts: str) -> str:
+    return "\n\n".join(part.strip() for part in parts if part.strip())
+
+
+def build_tools(
+    min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+) -> tuple[ToolSpec, ...]:
+    """Every MCP tool, in the order they are listed."""
+    signing = framing.signing(min_signature_chars)
+    return (
+        ToolSpec(
+            name="engram_search",
+            operation="search",
+            request=retrieval_pb2.SearchRequest,
+            hide=_RANKER_KNOBS,
+            required=("query",),
+            description=_describe(
+                "Search the store's drawers (framed memories) for the ones that answer a "
+                "question, ranked by similarity re-weighted by memory type × intent, pin "
+                "status, salience and confidence. Filter with wing, room or memory_types; "
+                "include_breakdown shows every scoring factor of every result.",
+                framing.SILENCE,
+                framing.INTENTS,
+                framing.TYPE_LIBRARY,
+                "Wings and rooms to filter by: engram_list_wings, engram_list_rooms. After "
+                "using a result, report it with engram_record_retrieval.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_search_batch",
+            operation="search_batch",
+            request=retrieval_pb2.SearchBatchRequest,
+            hide=_RANKER_KNOBS,
+            required=("searches", "searches.query"),
+            description=_describe(
+                "Several engram_search queries against one store in one call; `searches` "
+                "takes the same fields as engram_search, answers come back in order.",
+                framing.SILENCE,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_context_pack",
+            operation="build_context_pack",
+            request=retrieval_pb2.ContextPackRequest,
+            required=("query",),
+            description=_describe(
+                "Build a context pack: the best drawers for a goal rendered as one compact "
+                "text (`text`) with a provenance header per memory, sized to a token budget "
+                "(0 = the budget of the caller's tier). Goal first: describe what you are "
+                "about to do, not everything that might be relevant.",
+                framing.SILENCE,
+                framing.INTENTS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_record_retrieval",
+            operation="record_retrieval",
+            request=retrieval_pb2.RecordRetrievalRequest,
+            required=("drawer_ids",),
+            read_only=False,
+            description=_describe(
+                "Report that drawers returned by a search were actually used; this raises "
+                "their salience so useful memories stay easy to find. Report only what you "
+                "used, not everything you were shown.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_add_drawer",
+            operation="add_drawer",
+            request=authoring_pb2.AddDrawerRequest,
+            required=(
+                "drawer",
+                "drawer.content",
+                "drawer.memory_type",
+                "drawer.wing",
+                "drawer.room",
+            ),
+            read_only=False,
+            description=_describe(
+                "Write an ambient memory (a drawer without a signature): context worth "
+                "keeping that is not a canonical claim. For decisions, directives and "
+                "settled facts use engram_add_drawer_signed. A near-duplicate in the same "
+                "room and type is answered with the existing drawer (`duplicate`); "
+                "`warnings` name shapes that will read badly at retrieval time.",
+                framing.FRAMING,
+                framing.TYPE_LIBRARY,
+                framing.WINGS_AND_ROOMS,
+                signing,
+                framing.PINS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_add_drawer_signed",
+            operation="add_drawer_signed",
+            request=authoring_pb2.AddDrawerSignedRequest,
+            required=(
+                "drawer",
+                "drawer.content",
+                "drawer.memory_type",
+                "drawer.wing",
+                "drawer.room",
+                "signature",
+            ),
+            read_only=False,
+            description=_describe(
+                "Write a canonical memory: a claim later questions should resolve to, signed "
+                "with a distinctive verbatim phrase of its content.",
+                signing,
+                framing.FRAMING,
+                framing.TYPE_LIBRARY,
+                framing.WINGS_AND_ROOMS,
+                framing.PINS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_update_drawer",
+            operation="update_drawer",
+            request=authoring_pb2.UpdateDrawerRequest,
+            required=("id",),
+            read_only=False,
+            description=_describe(
+                "Change a drawer: fields that are set replace the current ones (content is "
+                "re-embedded); `reason` goes to the drawer's provenance log. Deprecate a "
+                "superseded memory (pin_status) rather than deleting it, so its history "
+                "stays answerable. The whole drawer is validated again.",
+                framing.PINS,
+                framing.WINGS_AND_ROOMS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_get_drawer",
+            operation="get_drawer",
+            request=retrieval_pb2.GetDrawerRequest,
+            required=("id",),
+            description=_describe(
+                "Read one drawer by id, with its provenance fields and the raw sessions it "
+                "was composed from (`sessions`).",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_list_wings",
+            operation="list_drawers",
+            request=retrieval_pb2.ListDrawersRequest,
+            expose=(),
+            fixed=_FACETS_ONLY,
+            result=_wings,
+            description=_describe(
+                "List the store's wings with how many drawers and rooms each holds. Call it "
+                "before writing, and reuse a wing rather than opening a near-synonym.",
+                framing.WINGS_AND_ROOMS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_list_rooms",
+            operation="list_drawers",
+            request=retrieval_pb2.ListDrawersRequest,
+            arguments=retrieval_pb2.DrawerFilter,
+            nest="filter",
+            expose=("wing",),
+            fixed=_FACETS_ONLY,
+            result=_rooms,
+            description=_describe(
+                "List the store's rooms (of one wing, or of all) with their drawer counts. "
+                "Put a memory in the room of the identity it is about; open a new room only "
+                "for a new long-lived identity.",
+                framing.WINGS_AND_ROOMS,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_search_raw",
+            operation="search_raw",
+            request=corpus_pb2.SearchRawRequest,
+            required=("query",),
+            description=_describe(
+                "Search raw memories: the unframed, verbatim chunks of ingested files and "
+                "recorded sessions (not drawers). Use it to check what was actually said, "
+                "with citation anchors (file, lines, page); engram_expand_raw shows the "
+                "surrounding chunks. A raw chunk is evidence, not a framed memory.",
+                framing.SILENCE,
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_expand_raw",
+            operation="expand_raw",
+            request=corpus_pb2.ExpandRawRequest,
+            required=("chunk_id",),
+            description=_describe(
+                "Show a raw chunk with its neighbours (`before`, `after` chunks of the same "
+                "file or session).",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_add_raw_memory",
+            operation="add_raw_memory",
+            request=corpus_pb2.AddRawMemoryRequest,
+            required=("content",),
+            read_only=False,
+            description=_describe(
+                "Record one raw memory (verbatim, unframed) in the raw tier; it does not "
+                "enter the drawer pool until drawers are composed from it "
+                "(engram_compose_from_raw). Leave session_id empty to start a new session.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_add_raw_session",
+            operation="add_raw_session",
+            request=corpus_pb2.AddRawSessionRequest,
+            required=("turns", "turns.content"),
+            read_only=False,
+            description=_describe(
+                "Record a conversation (turns of role and content) as a raw session, "
+                "verbatim; bundle_turn_pairs keeps a user turn and its reply in one chunk. "
+                "Compose drawers from it afterwards with engram_compose_from_raw.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_search_source",
+            operation="search_source",
+            request=corpus_pb2.SearchSourceRequest,
+            required=("query",),
+            description=_describe(
+                "Search synced source files (code and docs) by similarity only: a separate "
+                "surface from memories, answering 'where is this in the source', with paths "
+                "and line ranges.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_query_document",
+            operation="query_document",
+            request=corpus_pb2.QueryDocumentRequest,
+            required=("file_id",),
+            description=_describe(
+                "Look inside one stored document: spans matching `pattern` (a substring, or "
+                "a regex with `regex`) and/or the windows most similar to `semantic_query`, "
+                "within a character budget.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_upload_file",
+            operation="upload_file",
+            request=corpus_pb2.UploadFileHeader,
+            expose=("name", "folder"),
+            required=("name",),
+            read_only=False,
+            description=_describe(
+                "Upload a file into the store's corpus (markdown, text, JSONL transcripts, "
+                f"PDF): give `{_UPLOAD_TEXT}` as text, or `{_UPLOAD_BYTES}` as base64 bytes. "
+                "Uploading derives nothing yet: ingest it with engram_ingest_files, then "
+                "compose drawers with engram_compose_from_raw. An MCP request carries at most "
+                f"{MAX_MCP_BODY_BYTES // (1024 * 1024)} MiB: larger files go through the REST "
+                "upload (POST /v1/stores/{store}/files, multipart).",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_ingest_files",
+            operation="ingest_files",
+            request=corpus_pb2.IngestFilesRequest,
+            required=("file_ids",),
+            read_only=False,
+            description=_describe(
+                "Ingest uploaded files into raw memories (chunked, embedded) as a background "
+                "job; follow it with engram_job_status.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_compose_from_raw",
+            operation="compose",
+            request=authoring_pb2.ComposeRequest,
+            read_only=False,
+            description=_describe(
+                "Compose framed drawers from raw sessions (session_ids) or from the sessions "
+                "of ingested files (file_ids) as a background job; the store's authoring "
+                "invoker frames each session into third-person drawers linked back to their "
+                "raw chunks. Follow it with engram_job_status. allow_new_wing lets composed "
+                "drawers open wings the store does not have yet.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_job_status",
+            operation="get_job",
+            request=gateway_pb2.GetJobRequest,
+            store=None,
+            required=("id",),
+            description=_describe(
+                "The state and progress of a background job (ingest or compose): "
+                "JOB_STATE_QUEUED, RUNNING, DONE, FAILED or CANCELLED, with per-item errors."
+            ),
+        ),
+        ToolSpec(
+            name="engram_list_stores",
+            operation="list_stores",
+            request=gateway_pb2.ListStoresRequest,
+            store=None,
+            description=_describe(
+                "List the stores this token may use, with each one's deployment mode and "
+                "drawer count. Every other tool takes one of these names as `store`."
+            ),
+        ),
+        ToolSpec(
+            name="engram_store_info",
+            operation="get_store",
+            request=gateway_pb2.GetStoreRequest,
+            store=STORE_NAME_FIELD,
+            result=_store_info,
+            description=_describe(
+                "One store's settings and its vocabulary: `library` gives the memory types "
+                "and intents of the store's deployment mode — the values memory_type and "
+                "intent take in this store.",
+                framing.TYPE_LIBRARY,
+                _STORE_ARG,
+            ),
+        ),
+    )
+
+
+# ---------------------------------------------------------------- input schemas
+
+
+class SchemaError(RuntimeError):
+    """A tool names a field its message does not have (a programming error)."""
+
+
+def _inline_refs(schema: Json) -> Json:
+    """Replace every local `$ref` by its definition, so each tool schema stands alone (some
+    agents' clients do not resolve references). A recursive definition stays a reference."""
+    defs: Json = {}
+    for key in ("$defs", "definitions"):
+        defs.update(schema.get(key, {}))
+
+    def resolve(node: Any, trail: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/"):
+                name = ref.rsplit("/", 1)[-1]
+                if name in defs and name not in trail:
+                    merged = {k: v for k, v in node.items() if k != "$ref"}
+                    merged.update(copy.deepcopy(defs[name]))
+                    merged.pop("title", None)  # the proto message name says nothing to agents
+                    return resolve(merged, (*trail, name))
+                return node
+            return {k: resolve(v, trail) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(item, trail) for item in node]
+        return node
+
+    inlined: Json = resolve(
+        {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}, ()
+    )
+    text = repr(inlined)
+    if "$ref" in text:  # something stayed a reference: keep the definitions it needs
+        inlined["$defs"] = defs
+    return inlined
+
+
+def _objects(node: Any) -> list[Json]:
+    """Every object schema at any depth (properties, items, combinators, definitions)."""
+    found: list[Json] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if value.get("type") == "object" or "properties" in value:
+                found.append(value)
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(node)
+    return found
+
+
+def _is_message_object(node: Json) -> bool:
+    """A proto message (closed), as opposed to a map field (open, typed values)."""
+    extra = node.get("additionalProperties")
+    return "properties" in node or not isinstance(extra, dict)
+
+
+def _descend(node: Json, name: str, path: str) -> Json:
+    """The schema of field `name` of the object `node` (walking into array items)."""
+    while "properties" not in node and isinstance(node.get("items"), dict):
+        node = node["items"]
+    properties = node.get("properties", {})
+    if name not in properties:
+        raise SchemaError(f"required path {path!r}: no field {name!r} in {sorted(properties)}")
+    child: Json = properties[name]
+    return child
+
+
+def _require(schema: Json, path: str) -> None:
+    *parents, leaf = path.split(".")
+    node = schema
+    for name in parents:
+        node = _descend(node, name, path)
+    while "properties" not in node and isinstance(node.get("items"), dict):
+        node = node["items"]
+    _descend(node, leaf, path)  # the field exists
+    required: list[str] = node.setdefault("required", [])
+    if leaf not in required:
+        required.append(leaf)
+
+
+def _describe_property(node: Json, text: str) -> None:
+    if "description" not in node:
+        node["description"] = text
+
+
+def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
+    """Close every message object, constrain the fields agents get wrong, mark required."""
+    for node in _objects(schema):
+        properties: Json = node.get("properties", {})
+        for hidden in spec.hide:
+            properties.pop(hidden, None)
+            if hidden in node.get("required", []):
+                node["required"].remove(hidden)
+        if _is_message_object(node):
+            node["additionalProperties"] = False
+        for name, prop in properties.items():
+            if not isinstance(prop, dict):
+                continue
+            if name == "signature":
+                prop["minLength"] = min_signature_chars
+                _describe_property(
+                    prop,
+                    f"distinctive phrase of at least {min_signature_chars} characters, "
+                    "copied verbatim from the content",
+                )
+            elif name == "memory_type" and prop.get("type") == "string":
+                prop["enum"] = list(framing.ALL_TYPES)
+                _describe_property(prop, "a type of the store's library (engram_store_info)")
+            elif name == "memory_types" and isinstance(prop.get("items"), dict):
+                prop["items"]["enum"] = list(framing.ALL_TYPES)
+            elif name == "intent" and prop.get("type") == "string":
+                prop["enum"] = ["", *framing.ALL_INTENTS]
+                _describe_property(prop, "kind of question; empty = inferred from the query")
+            elif name == "wing" and prop.get("type") == "string":
+                _describe_property(prop, "kind of memory: projects, work, philosophy")
+            elif name == "room" and prop.get("type") == "string":
+                _describe_property(prop, "long-lived identity, written wing/name")
+    for path in spec.required:
+        _require(schema, path)
+
+
+def input_schema(
+    spec: ToolSpec, min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS
+) -> Json:
+    """The tool's JSON Schema: derived from its proto message, then tightened."""
+    descriptor = cast(Descriptor, spec.argument_message.DESCRIPTOR)
+    names = [f.name for f in descriptor.fields]
+    omit = {STORE_CONTEXT} if spec.store == STORE_CONTEXT else set()
+    if spec.store == STORE_NAME_FIELD:
+        omit.add(STORE_NAME_FIELD)
+    if spec.expose is not None:
+        unknown = set(spec.expose) - set(names)
+        if unknown:
+            raise SchemaError(f"{spec.name}: {descriptor.full_name} has no fields {unknown}")
+        omit |= set(names) - set(spec.expose)
+    omit &= set(names)
+    schema = _inline_refs(schema_for(descriptor, omit=tuple(sorted(omit))))
+    schema.pop("$schema", None)
+    schema.pop("title", None)
+    schema["type"] = "object"
+    schema.setdefault("properties", {})
+    _tighten(schema, spec, min_signature_chars)
+    properties: Json = schema["properties"]
+    if spec.name == "engram_upload_file":
+        properties[_UPLOAD_TEXT] = {
+            "type": "string",
+            "description": "the file's content as text (UTF-8)",
+        }
+        properties[_UPLOAD_BYTES] = _upload_bytes_schema()
+        schema["oneOf"] = [{"required": [_UPLOAD_TEXT]}, {"required": [_UPLOAD_BYTES]}]
+    if spec.store is not None:
+        properties["store"] = {
+            "type": "string",
+            "pattern": STORE_PATTERN,
+            "description": "the store's name (engram_list_stores)",
+        }
+        required: list[str] = schema.setdefault("required", [])
+        required.insert(0, "store")
+    schema["additionalProperties"] = False
+    if not schema.get("required"):
+        schema.pop("required", None)
+    return schema
+
+
+def _upload_bytes_schema() -> Json:
+    """The `data` bytes of an upload chunk, as the proto derivation spells bytes."""
+    chunk = corpus_pb2.UploadFileChunk.DESCRIPTOR
+    derived = _inline_refs(schema_for(chunk, omit=("header",)))
+    prop: Json = dict(derived.get("properties", {}).get("data", {"type": "string"}))
+    prop["description"] = "the file's bytes, base64-encoded"
+    return prop
+
+
+# ---------------------------------------------------------------- arguments → request
+
+
+def _parse(message_type: type[Message], arguments: Json) -> Message:
+    message = message_type()
+    try:
+        json_format.ParseDict(arguments, message)
+    except json_format.ParseError as error:
+        raise InvalidInput(f"invalid arguments: {error}") from None
+    return message
+
+
+def build_request(spec: ToolSpec, arguments: Mapping[str, Any]) -> Message:
+    """The proto request of one tool call (arguments already checked against the schema)."""
+    args = dict(arguments)
+    store = args.pop("store", None)
+    if spec.name == "engram_upload_file":
+        args.pop(_UPLOAD_TEXT, None)
+        args.pop(_UPLOAD_BYTES, None)
+    if spec.nest is not None:
+        inner = _parse(spec.argument_message, args)
+        request = _parse(spec.request, dict(spec.fixed))
+        getattr(request, spec.nest).CopyFrom(inner)
+    else:
+        request = _parse(spec.request, {**spec.fixed, **args})
+    if spec.store == STORE_CONTEXT:
+        request.store.name = str(store)  # type: ignore[attr-defined]
+    elif spec.store == STORE_NAME_FIELD:
+        request.name = str(store)  # type: ignore[attr-defined]
+    return request
+
+
+def upload_content(arguments: Mapping[str, Any]) -> bytes:
+    """The bytes of an engram_upload_file call (text or base64)."""
+    if _UPLOAD_TEXT in arguments:
+        return str(arguments[_UPLOAD_TEXT]).encode("utf-8")
+    try:
+        return base64.b64decode(str(arguments.get(_UPLOAD_BYTES, "")), validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidInput("data is not valid base64", field=_UPLOAD_BYTES) from None

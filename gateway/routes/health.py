@@ -1,0 +1,32 @@
+"""Liveness, readiness (every tier SERVING) and Prometheus metrics. No token needed."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+router = APIRouter(tags=["health"])
+
+SERVING = "SERVING"
+
+
+@router.get("/healthz", summary="the process answers")
+async def healthz() -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+@router.get("/readyz", summary="every tier reports SERVING")
+async def readyz(request: Request) -> JSONResponse:
+    tiers = await request.app.state.deps.tier_health()
+    ready = all(status == SERVING for status in tiers.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "not ready", "tiers": tiers},
+        status_code=200 if ready else 503,
+    )
+
+
+@router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    registry = request.app.state.metrics.registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

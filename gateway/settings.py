@@ -1,0 +1,77 @@
+"""Settings of the gateway (env prefix ENGRAM_GATEWAY_), built once in `__main__`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class GatewaySettings(BaseSettings):
+    # validate_by_name: tests and `engram token --data-dir` build settings by field name too.
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAM_GATEWAY_",
+        extra="ignore",
+        frozen=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+    host: str = Field("127.0.0.1", description="interface the gateway's HTTP server binds")
+    port: int = Field(8080, ge=0, le=65535, description="HTTP port of the gateway (REST, MCP)")
+    data_dir: Path = Field(
+        Path("data"),
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_DATA_DIR", "ENGRAM_DATA_DIR"),
+        description="root of local state; the gateway keeps tokens and the store registry "
+        "under <data_dir>/gateway",
+    )
+    admin_token: str = Field(
+        "",
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_ADMIN_TOKEN", "ENGRAM_ADMIN_TOKEN"),
+        description="bootstraps an admin token (stored hashed); empty: the first start "
+        "creates one and prints it once",
+    )
+    retrieval_addr: str = Field(
+        "127.0.0.1:50052",
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_RETRIEVAL_ADDR", "ENGRAM_RETRIEVAL_ADDR"),
+        description="host:port of the retrieval tier",
+    )
+    corpus_addr: str = Field(
+        "127.0.0.1:50053",
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_CORPUS_ADDR", "ENGRAM_CORPUS_ADDR"),
+        description="host:port of the corpus tier",
+    )
+    authoring_addr: str = Field(
+        "127.0.0.1:50054",
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_AUTHORING_ADDR", "ENGRAM_AUTHORING_ADDR"),
+        description="host:port of the authoring tier",
+    )
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("ENGRAM_GATEWAY_REDIS_URL", "ENGRAM_REDIS_URL"),
+        description="Redis holding the job queues the gateway reads",
+    )
+    corpus_job_queue: str = Field("engram:corpus", description="queue name of ingest jobs")
+    authoring_job_queue: str = Field("engram:authoring", description="queue name of compose jobs")
+    tier_deadline_s: float = Field(30.0, gt=0, description="deadline of one call to a tier")
+    stream_deadline_s: float = Field(
+        600.0, gt=0, description="deadline of a streamed call (upload, import, export)"
+    )
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024, gt=0, description="largest JSON request body accepted"
+    )
+    max_upload_bytes: int = Field(
+        50 * 1000 * 1000, gt=0, description="largest file upload or drawer import accepted"
+    )
+    sse_poll_s: float = Field(
+        1.0, gt=0, description="job progress streams re-read the job this often when quiet"
+    )
+    log_level: str = Field("INFO", description="DEBUG, INFO, WARNING, ERROR")
+    log_format: Literal["json", "text"] = Field("json", description="structured JSON or text")
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the gateway keeps its own state: `<data_dir>/gateway`."""
+        return Path(self.data_dir) / "gateway"

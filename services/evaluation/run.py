@@ -1,0 +1,154 @@
+"""`engram eval`: run the standard sets against a target and write the report.
+
+    eval/results/<date>/report.md      the tables
+    eval/results/<date>/results.json   every figure (what `--compare` reads)
+    eval/results/<date>/*.png          charts
+
+Data is read from `ENGRAM_EVAL_DATA`, else `../shared/eval` beside the repository (the layout
+of shared/eval/README.md). `--quick` runs CI-sized subsets whose figures are not comparable to
+published ones; the report says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from services.evaluation.locomo import load_locomo
+from services.evaluation.report import Results, compare, write_report
+from services.evaluation.runners import run_locomo, run_scifact, run_thesis
+from services.evaluation.scifact import load_beir
+from services.evaluation.target import EvalTarget
+from services.evaluation.thesis import load_thesis_set
+
+SETS = ("thesis", "scifact", "locomo")
+THESIS_FILES = ("dev_default.json", "dev_companion.json")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# --quick: small enough for CI on two cores, large enough to exercise every code path.
+QUICK_SCIFACT_QUERIES = 30
+QUICK_SCIFACT_DISTRACTORS = 300
+QUICK_LOCOMO_CONVERSATIONS = 1
+QUICK_LOCOMO_QUESTIONS = 40
+
+
+def default_data_dir() -> Path:
+    """`ENGRAM_EVAL_DATA`, else `../shared/eval` next to the repository."""
+    configured = os.environ.get("ENGRAM_EVAL_DATA")
+    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "eval"
+
+
+@dataclass
+class EvalOptions:
+    sets: tuple[str, ...] = SETS
+    quick: bool = False
+    data_dir: Path = field(default_factory=default_data_dir)
+    thesis_files: tuple[Path, ...] = ()  # empty: the two shared sets
+    out_root: Path = field(default_factory=lambda: Path("eval") / "results")
+    compare_with: Path | None = None
+    concurrency: int = 4
+    scifact_queries: int | None = None  # a stated subset of the test queries (None: all)
+    locomo_conversations: int | None = None  # the first N conversations (None: all)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.sets) - set(SETS))
+        if unknown:
+            raise ValueError(f"unknown sets {unknown}: choose from {', '.join(SETS)}")
+
+
+def _machine() -> dict[str, Any]:
+    try:
+        from services.bench.machine import describe_machine
+
+        return describe_machine()
+    except Exception as error:  # the report is still worth writing without it
+        return {"error": f"machine description failed: {error}"}
+
+
+def _need(path: Path, what: str) -> Path:
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{what} not found at {path}: set ENGRAM_EVAL_DATA or pass --data to the directory "
+            "laid out as shared/eval/README.md describes"
+        )
+    return path
+
+
+def results_dir(root: Path, when: datetime) -> Path:
+    """`root/<YYYY-MM-DD>`, or `root/<YYYY-MM-DD>-<HHMMSS>` when that day already has one."""
+    day = root / when.strftime("%Y-%m-%d")
+    return day if not day.exists() else root / when.strftime("%Y-%m-%d-%H%M%S")
+
+
+async def run_eval(
+    target: EvalTarget,
+    options: EvalOptions,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Results, Path]:
+    """Run the chosen sets and write the report; (results, report path)."""
+    say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    started_at = datetime.now(UTC)
+    started = time.perf_counter()
+    sets: dict[str, Any] = {}
+    if "thesis" in options.sets:
+        files = options.thesis_files or tuple(options.data_dir / f for f in THESIS_FILES)
+        sets["thesis"] = {}
+        for file in files:
+            thesis = load_thesis_set(_need(file, "thesis set"))
+            say(f"thesis {thesis.name}: {len(thesis.drawers)} drawers, {len(thesis.queries)} asks")
+            sets["thesis"][file.stem] = await run_thesis(
+                target, thesis, concurrency=options.concurrency, progress=say
+            )
+    if "scifact" in options.sets:
+        beir = load_beir(_need(options.data_dir / "scifact", "BEIR SciFact"))
+        subset = False
+        if options.quick:
+            beir, subset = beir.subset(QUICK_SCIFACT_QUERIES, QUICK_SCIFACT_DISTRACTORS), True
+        elif options.scifact_queries:
+            beir = beir.subset(options.scifact_queries, len(beir.corpus))
+            subset = True
+        say(f"scifact: {len(beir.corpus)} abstracts, {len(beir.queries)} queries")
+        sets["scifact"] = await run_scifact(
+            target, beir, subset=subset, concurrency=options.concurrency, progress=say
+        )
+    if "locomo" in options.sets:
+        conversations = load_locomo(_need(options.data_dir / "locomo" / "locomo10.json", "LoCoMo"))
+        questions = None
+        if options.quick:
+            conversations = conversations[:QUICK_LOCOMO_CONVERSATIONS]
+            questions = QUICK_LOCOMO_QUESTIONS
+        elif options.locomo_conversations:
+            conversations = conversations[: options.locomo_conversations]
+        say(f"locomo: {len(conversations)} conversations")
+        sets["locomo"] = await run_locomo(
+            target,
+            conversations,
+            questions_per_conversation=questions,
+            concurrency=options.concurrency,
+            progress=say,
+        )
+    results: Results = {
+        "version": 1,
+        "started_at": started_at.isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
+        "wall_s": round(time.perf_counter() - started, 2),
+        "target": target.description,
+        "quick": options.quick,
+        "machine": _machine(),
+        "sets": sets,
+    }
+    compare_lines = None
+    if options.compare_with is not None:
+        previous = json.loads(options.compare_with.read_text())
+        compare_lines = compare(results, previous)
+        print("\n".join(compare_lines))
+    directory = results_dir(options.out_root, started_at)
+    report = write_report(results, directory, compare_lines)
+    return results, report

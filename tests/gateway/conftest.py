@@ -1,0 +1,217 @@
+"""The gateway against the real stack: embedder, retrieval, corpus (with its ingest worker) and
+authoring (with its compose worker) in-process over real gRPC on 127.0.0.1:0, real Redis,
+the real model; the gateway app driven through httpx's ASGI transport."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+import redis
+from fastapi import FastAPI
+
+from gateway.app import create_app
+from gateway.core.wiring import GatewayDeps
+from gateway.settings import GatewaySettings
+from services.authoring.__main__ import build_deps as build_authoring_deps
+from services.authoring.__main__ import build_worker as build_authoring_worker
+from services.authoring.invokers import ApiKeys
+from services.authoring.server import create_server as create_authoring_server
+from services.authoring.settings import AuthoringSettings
+from services.corpus.__main__ import build_deps as build_corpus_deps
+from services.corpus.__main__ import build_worker as build_corpus_worker
+from services.corpus.server import create_server as create_corpus_server
+from services.embedder.client import EmbedderClient
+from services.runtime.settings import StorageSettings
+from tests.services.corpus.conftest import corpus_settings
+from tests.services.retrieval.conftest import start_retrieval, stop_retrieval
+
+ADMIN_TOKEN = "egm_test-admin-" + secrets.token_urlsafe(16)
+TIERS = ("read", "write", "admin")
+
+
+@dataclass
+class Tiers:
+    """Addresses and job queues of the running tiers."""
+
+    retrieval_addr: str
+    corpus_addr: str
+    authoring_addr: str
+    corpus_queue: str
+    authoring_queue: str
+    redis_url: str
+
+
+@pytest.fixture(scope="session")
+async def tiers(
+    tmp_path_factory: pytest.TempPathFactory, embedder_addr: str, redis_url: str
+) -> AsyncIterator[Tiers]:
+    root = tmp_path_factory.mktemp("gateway-stack")
+    suffix = uuid.uuid4().hex[:8]
+    corpus_queue, authoring_queue = f"test:gw-corpus:{suffix}", f"test:gw-authoring:{suffix}"
+    retrieval = await start_retrieval(root / "retrieval", embedder_addr)
+
+    corpus_embedder = EmbedderClient(embedder_addr)
+    corpus_deps = build_corpus_deps(
+        corpus_settings(root / "corpus", redis_url, corpus_queue, job_lease_s=5.0),
+        StorageSettings(vector_backend="edge"),
+        corpus_embedder,
+    )
+    corpus_deps.stores.set_dimension((await corpus_embedder.info()).dimension)
+    await corpus_deps.jobs.connect()
+    corpus_worker = build_corpus_worker(corpus_deps)
+    corpus_task = asyncio.create_task(corpus_worker.run())
+    corpus_tier = create_corpus_server(corpus_deps.settings, corpus_deps)
+    await corpus_tier.start()
+    await corpus_tier.set_serving(True)
+
+    authoring_settings = AuthoringSettings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=root / "authoring",
+        redis_url=redis_url,
+        job_queue=authoring_queue,
+        job_lease_s=10.0,
+    )
+    to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
+    to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
+    authoring_deps = build_authoring_deps(
+        authoring_settings, retrieval=to_retrieval, corpus=to_corpus, keys=ApiKeys({})
+    )
+    await authoring_deps.jobs.connect()
+    authoring_worker = build_authoring_worker(authoring_deps)
+    authoring_task = asyncio.create_task(authoring_worker.run())
+    authoring_tier = create_authoring_server(authoring_settings, authoring_deps)
+    await authoring_tier.start()
+    await authoring_tier.set_serving(True)
+
+    yield Tiers(
+        retrieval_addr=f"127.0.0.1:{retrieval.tier.port}",
+        corpus_addr=f"127.0.0.1:{corpus_tier.port}",
+        authoring_addr=f"127.0.0.1:{authoring_tier.port}",
+        corpus_queue=corpus_queue,
+        authoring_queue=authoring_queue,
+        redis_url=redis_url,
+    )
+
+    await authoring_tier.stop(0.5)
+    await authoring_worker.close()
+    await asyncio.gather(authoring_task, return_exceptions=True)
+    await authoring_deps.jobs.close()
+    authoring_deps.states.close()
+    await to_retrieval.close()
+    await to_corpus.close()
+    await corpus_tier.stop(0.5)
+    await corpus_worker.close()
+    await asyncio.gather(corpus_task, return_exceptions=True)
+    await corpus_deps.jobs.close()
+    corpus_deps.stores.close()
+    await corpus_embedder.close()
+    await stop_retrieval(retrieval)
+    client = redis.Redis.from_url(redis_url)
+    for queue in (corpus_queue, authoring_queue):
+        keys = list(client.scan_iter(f"*{queue}*"))
+        if keys:
+            client.delete(*keys)
+    client.close()
+
+
+def gateway_settings(tiers: Tiers, data_dir: Path, **extra: Any) -> GatewaySettings:
+    return GatewaySettings(
+        data_dir=data_dir,
+        admin_token=ADMIN_TOKEN,
+        retrieval_addr=tiers.retrieval_addr,
+        corpus_addr=tiers.corpus_addr,
+        authoring_addr=tiers.authoring_addr,
+        redis_url=tiers.redis_url,
+        corpus_job_queue=tiers.corpus_queue,
+        authoring_job_queue=tiers.authoring_queue,
+        sse_poll_s=0.2,
+        **extra,
+    )
+
+
+@dataclass
+class Api:
+    """A running gateway app and an HTTP client for it."""
+
+    app: FastAPI
+    client: httpx.AsyncClient
+    settings: GatewaySettings
+    tokens: dict[tuple[str, str | None], str] = field(default_factory=dict)
+
+    @staticmethod
+    def auth(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    @property
+    def admin(self) -> dict[str, str]:
+        return self.auth(ADMIN_TOKEN)
+
+    async def token(self, tier: str, store: str | None = None) -> str:
+        """A token of `tier` scoped to `store` (None: every store), made once and kept."""
+        key = (tier, store)
+        if key not in self.tokens:
+            body: dict[str, Any] = {"tier": f"CALLER_TIER_{tier.upper()}"}
+            if store is not None:
+                body["stores"] = [store]
+            answer = await self.client.post("/v1/tokens", json=body, headers=self.admin)
+            assert answer.status_code == 201, answer.text
+            self.tokens[key] = answer.json()["token"]
+        return self.tokens[key]
+
+    async def as_tier(self, tier: str, store: str | None = None) -> dict[str, str]:
+        return self.auth(await self.token(tier, store))
+
+    async def create_store(self, name: str, **spec: Any) -> dict[str, Any]:
+        answer = await self.client.post(
+            "/v1/stores", json={"spec": {"name": name, **spec}}, headers=self.admin
+        )
+        assert answer.status_code == 201, answer.text
+        result: dict[str, Any] = answer.json()
+        return result
+
+    async def wait_job(self, job_id: str, timeout_s: float = 120) -> dict[str, Any]:
+        """Poll GET /v1/jobs/{id} until the job ends (bounded)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            answer = await self.client.get(f"/v1/jobs/{job_id}", headers=self.admin)
+            assert answer.status_code == 200, answer.text
+            job: dict[str, Any] = answer.json()
+            if job["state"] in ("JOB_STATE_DONE", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED"):
+                return job
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"job {job_id} still {job['state']} after {timeout_s} s")
+            await asyncio.sleep(0.1)
+
+
+@contextlib.asynccontextmanager
+async def running_gateway(settings: GatewaySettings) -> AsyncIterator[Api]:
+    """A gateway app with its lifespan entered, and a client over the ASGI transport."""
+    app = create_app(settings, GatewayDeps(settings))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            yield Api(app, client, settings)
+
+
+@pytest.fixture(scope="session")
+async def api(tiers: Tiers, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Api]:
+    """One gateway for the session; tests isolate themselves by store name."""
+    settings = gateway_settings(tiers, tmp_path_factory.mktemp("gateway"))
+    async with running_gateway(settings) as running:
+        yield running
+
+
+@pytest.fixture
+def store_name() -> str:
+    return f"gw-{uuid.uuid4().hex[:10]}"

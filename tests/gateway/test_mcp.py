@@ -1,0 +1,380 @@
+"""The MCP face through the SDK's in-memory client, over the real gateway core and the real
+tiers: the tool list, strict schemas derived from the protos, descriptions that teach the
+framing schema, a signed write found by search, tier and scope refusals as tool errors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from gateway.core.principal import Principal
+from gateway.core.service import Gateway
+from gateway.mcp import framing
+from gateway.mcp.server import build_server
+from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY
+from tests.gateway.conftest import Api
+
+TOOLS = {
+    "engram_search",
+    "engram_search_batch",
+    "engram_context_pack",
+    "engram_record_retrieval",
+    "engram_add_drawer",
+    "engram_add_drawer_signed",
+    "engram_update_drawer",
+    "engram_get_drawer",
+    "engram_list_wings",
+    "engram_list_rooms",
+    "engram_search_raw",
+    "engram_expand_raw",
+    "engram_add_raw_memory",
+    "engram_add_raw_session",
+    "engram_search_source",
+    "engram_query_document",
+    "engram_upload_file",
+    "engram_ingest_files",
+    "engram_compose_from_raw",
+    "engram_job_status",
+    "engram_list_stores",
+    "engram_store_info",
+}
+UNSCOPED = {"engram_list_stores", "engram_job_status"}
+
+DECISION = (
+    "The Architect decided that the gateway only translates between faces and never holds "
+    "business logic of its own."
+)
+SIGNATURE = "the gateway only translates"
+
+
+def _no_core() -> Gateway:
+    raise AssertionError("listing tools must not call the gateway core")
+
+
+def _gateway(api: Api) -> Gateway:
+    gateway: Gateway = api.app.state.gateway
+    return gateway
+
+
+async def _principal(api: Api, tier: str, store: str | None = None) -> Principal:
+    return _gateway(api).authenticate(await api.token(tier, store))
+
+
+@contextlib.asynccontextmanager
+async def connect(api: Api, tier: str, store: str | None = None) -> AsyncIterator[Client]:
+    """An in-memory MCP client whose calls run as a token of `tier` (scoped to `store`)."""
+    server = build_server(lambda: _gateway(api), principal=await _principal(api, tier, store))
+    async with Client(server) as client:
+        yield client
+
+
+def _answer(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    answer: dict[str, Any] = json.loads(text.text)
+    assert answer == result.structured_content
+    return answer
+
+
+def _error(result: types.CallToolResult) -> str:
+    assert result.is_error, result.structured_content
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    return text.text
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        if "properties" in node:
+            found.append(node)
+        for value in node.values():
+            found.extend(_objects(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_objects(value))
+    return found
+
+
+def _signature_fields(node: Any) -> list[dict[str, Any]]:
+    return [o["properties"]["signature"] for o in _objects(node) if "signature" in o["properties"]]
+
+
+def _draft(**extra: Any) -> dict[str, Any]:
+    return {
+        "content": DECISION,
+        "memory_type": "decision",
+        "wing": "projects",
+        "room": "projects/engram",
+        "added_by": "The Architect",
+        **extra,
+    }
+
+
+async def _listing(mode: str = "auto") -> tuple[list[types.Tool], str | None]:
+    async with Client(build_server(_no_core), mode=mode) as client:
+        return (await client.list_tools()).tools, client.instructions
+
+
+# ---------------------------------------------------------------- listing (no tier needed)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tool_list_has_every_tool(mode: str) -> None:
+    tools, _ = await _listing(mode)
+    assert {tool.name for tool in tools} == TOOLS
+    readers = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
+    assert "engram_search" in readers
+    assert "engram_add_drawer_signed" not in readers
+
+
+async def test_every_schema_is_strict_and_derived_from_its_proto() -> None:
+    tools, _ = await _listing()
+    by_name = {tool.name: tool.input_schema for tool in tools}
+    for name, schema in by_name.items():
+        assert schema["type"] == "object", name
+        assert schema["additionalProperties"] is False, name
+        for obj in _objects(schema):
+            assert obj.get("additionalProperties") is False, (name, sorted(obj["properties"]))
+        assert "$ref" not in json.dumps(schema), name
+        if name in UNSCOPED:
+            assert "store" not in schema["properties"], name
+        else:
+            assert schema["properties"]["store"]["type"] == "string", name
+            assert "store" in schema["required"], name
+        for signature in _signature_fields(schema):
+            assert signature["minLength"] == framing.DEFAULT_MIN_SIGNATURE_CHARS, name
+
+    # The shapes are the protos': the draft's fields, the search request's fields.
+    signed = by_name["engram_add_drawer_signed"]
+    assert set(signed["required"]) == {"store", "drawer", "signature"}
+    drawer = signed["properties"]["drawer"]
+    assert set(drawer["required"]) == {"content", "memory_type", "wing", "room"}
+    assert {"topic", "pin_status", "confidence", "derived_from"} <= set(drawer["properties"])
+    assert drawer["properties"]["memory_type"]["enum"] == framing.ALL_TYPES
+    assert framing.DEFAULT_MIN_SIGNATURE_CHARS == 12
+    search = by_name["engram_search"]["properties"]
+    assert {"query", "intent", "n_results", "min_score", "wing", "room", "as_of"} <= set(search)
+    assert "ranker" not in search and "candidate_depth" not in search
+    assert set(DEFAULT_LIBRARY.intents) <= set(search["intent"]["enum"])
+    batch = by_name["engram_search_batch"]["properties"]["searches"]["items"]
+    assert "store" not in batch["properties"] and batch["required"] == ["query"]
+    assert _signature_fields(by_name["engram_update_drawer"])  # optional, still bounded
+
+
+async def test_descriptions_teach_the_framing_schema() -> None:
+    tools, instructions = await _listing()
+    text = {tool.name: tool.description or "" for tool in tools}
+    for library in (DEFAULT_LIBRARY, COMPANION_LIBRARY):
+        for word in (*library.types, *library.intents):
+            assert word in text["engram_search"], word
+            assert word in (instructions or ""), word
+    for memory_type in DEFAULT_LIBRARY.types:
+        assert memory_type in text["engram_add_drawer"], memory_type
+    for name in ("engram_add_drawer", "engram_add_drawer_signed"):
+        described = text[name]
+        assert "engram_list_wings" in described and "engram_list_rooms" in described
+        assert "wing/name" in described and "third person" in described
+        assert f"at least {framing.DEFAULT_MIN_SIGNATURE_CHARS} characters" in described
+        assert "verbatim" in described
+    assert "empty result means nothing relevant is stored" in text["engram_search"]
+    assert "do not invent" in text["engram_search"]
+    assert "wing/name" in text["engram_list_rooms"]
+    assert "memory types" in text["engram_store_info"]
+
+
+# ---------------------------------------------------------------- over the real stack
+
+
+async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "write", store_name) as client:
+        assert _answer(await client.call_tool("engram_list_wings", {"store": store_name})) == {
+            "wings": [],
+            "drawers": 0,
+        }
+        written = _answer(
+            await client.call_tool(
+                "engram_add_drawer_signed",
+                {
+                    "store": store_name,
+                    "drawer": _draft(),
+                    "signature": SIGNATURE,
+                    "allow_new_wing": True,
+                    "reason": "recorded from the design review",
+                },
+            )
+        )
+        drawer = written["drawer"]
+        assert drawer["signature"] == SIGNATURE
+        assert drawer["memory_type"] == "decision"
+
+        found = _answer(
+            await client.call_tool(
+                "engram_search",
+                {
+                    "store": store_name,
+                    "query": "does the gateway hold business logic?",
+                    "intent": "design",
+                    "include_breakdown": True,
+                },
+            )
+        )
+        assert found["intent"] == "design"
+        assert [hit["drawer"]["id"] for hit in found["results"]] == [drawer["id"]]
+        assert found["results"][0]["breakdown"]["keyword_hit"] in (True, False)
+
+        got = _answer(
+            await client.call_tool("engram_get_drawer", {"store": store_name, "id": drawer["id"]})
+        )
+        assert got["content"] == DECISION
+        wings = _answer(await client.call_tool("engram_list_wings", {"store": store_name}))
+        assert wings["wings"] == [{"wing": "projects", "drawers": 1, "rooms": 1}]
+        rooms = _answer(
+            await client.call_tool("engram_list_rooms", {"store": store_name, "wing": "projects"})
+        )
+        assert rooms["rooms"] == [{"room": "projects/engram", "wing": "projects", "drawers": 1}]
+        info = _answer(await client.call_tool("engram_store_info", {"store": store_name}))
+        assert info["library"]["mode"] == "default"
+        assert info["library"]["memory_types"] == list(DEFAULT_LIBRARY.types)
+        stores = _answer(await client.call_tool("engram_list_stores", {}))
+        assert [s["spec"]["name"] for s in stores["stores"]] == [store_name]
+
+        # Off-topic: silence is an explicit empty list, not a near-miss.
+        silent = _answer(
+            await client.call_tool(
+                "engram_search",
+                {"store": store_name, "query": "what is the recipe for sourdough bread?"},
+            )
+        )
+        assert silent["results"] == []
+
+
+async def test_read_token_cannot_write(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "read", store_name) as client:
+        refused = _error(
+            await client.call_tool(
+                "engram_add_drawer_signed",
+                {
+                    "store": store_name,
+                    "drawer": _draft(),
+                    "signature": SIGNATURE,
+                    "allow_new_wing": True,
+                },
+            )
+        )
+        assert refused.startswith("permission_denied:")
+        assert "read" in refused
+        raw = _error(
+            await client.call_tool(
+                "engram_add_raw_memory", {"store": store_name, "content": "a raw note"}
+            )
+        )
+        assert raw.startswith("permission_denied:")
+        # Reading is what a read token is for, and nothing was written.
+        empty = _answer(await client.call_tool("engram_list_wings", {"store": store_name}))
+        assert empty == {"wings": [], "drawers": 0}
+
+
+async def test_arguments_outside_the_schema_reach_no_tier(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "write", store_name) as client:
+        short = _error(
+            await client.call_tool(
+                "engram_add_drawer_signed",
+                {
+                    "store": store_name,
+                    "drawer": _draft(),
+                    "signature": "gateway",
+                    "allow_new_wing": True,
+                },
+            )
+        )
+        assert short.startswith("invalid_input: signature:")
+        assert f"at least {framing.DEFAULT_MIN_SIGNATURE_CHARS}" in short
+        extra = _error(
+            await client.call_tool(
+                "engram_add_drawer",
+                {"store": store_name, "drawer": _draft(mood="sunny"), "allow_new_wing": True},
+            )
+        )
+        assert "mood" in extra and extra.startswith("invalid_input:")
+        missing = _error(await client.call_tool("engram_search", {"store": store_name}))
+        assert "query" in missing
+        # A rule only the authoring tier knows comes back with its own message.
+        unsigned = _error(
+            await client.call_tool(
+                "engram_add_drawer_signed",
+                {
+                    "store": store_name,
+                    "drawer": _draft(),
+                    "signature": "not in the content at all",
+                    "allow_new_wing": True,
+                },
+            )
+        )
+        assert unsigned.startswith("invalid_input:") and "verbatim" in unsigned
+        empty = _answer(await client.call_tool("engram_list_wings", {"store": store_name}))
+        assert empty["wings"] == []
+
+
+async def test_store_scope_is_checked(api: Api, store_name: str) -> None:
+    other = store_name + "-other"
+    await api.create_store(store_name)
+    await api.create_store(other)
+    async with connect(api, "write", store_name) as client:
+        refused = _error(await client.call_tool("engram_search", {"store": other, "query": "x"}))
+        assert refused.startswith("permission_denied:") and other in refused
+        stores = _answer(await client.call_tool("engram_list_stores", {}))
+        assert [s["spec"]["name"] for s in stores["stores"]] == [store_name]
+
+
+async def test_upload_ingest_and_search_raw(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    text = (
+        "# Release checklist\n\nThe foreman signs off the release after the integration "
+        "suite passes on the staging cluster.\n"
+    )
+    async with connect(api, "write", store_name) as client:
+        uploaded = _answer(
+            await client.call_tool(
+                "engram_upload_file",
+                {"store": store_name, "name": "release.md", "folder": "notes", "content": text},
+            )
+        )
+        assert uploaded["name"] == "release.md" and int(uploaded["size_bytes"]) == len(text)
+        job = _answer(
+            await client.call_tool(
+                "engram_ingest_files", {"store": store_name, "file_ids": [uploaded["id"]]}
+            )
+        )
+        deadline = asyncio.get_running_loop().time() + 120
+        while job["state"] not in ("JOB_STATE_DONE", "JOB_STATE_FAILED"):
+            assert asyncio.get_running_loop().time() < deadline, job
+            await asyncio.sleep(0.2)
+            job = _answer(await client.call_tool("engram_job_status", {"id": job["id"]}))
+        assert job["state"] == "JOB_STATE_DONE", job
+        hits = _answer(
+            await client.call_tool(
+                "engram_search_raw",
+                {"store": store_name, "query": "who signs off the release?", "n_results": 3},
+            )
+        )
+        assert any("foreman signs off" in h["chunk"]["content"] for h in hits["results"])
+        both = _error(
+            await client.call_tool(
+                "engram_upload_file",
+                {"store": store_name, "name": "x.md", "content": "a", "data": "YQ=="},
+            )
+        )
+        assert both.startswith("invalid_input:")

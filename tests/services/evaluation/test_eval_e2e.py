@@ -1,0 +1,76 @@
+"""`engram eval` end to end through `GrpcTierTarget` against real in-process tiers (retrieval
+and corpus over real gRPC, the real model): a tiny dataset of every kind, the report written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from services.evaluation.run import EvalOptions, run_eval
+from services.evaluation.target import GrpcTierTarget
+from tests.evaluation.tiny import write_tiny_data
+from tests.services.corpus.conftest import RunningCorpus, corpus  # noqa: F401 (fixture)
+from tests.services.retrieval.conftest import RunningRetrieval, retrieval  # noqa: F401 (fixture)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+async def test_tiny_eval_through_the_tiers_writes_a_report(
+    tmp_path: Path,
+    retrieval: RunningRetrieval,  # noqa: F811
+    corpus: RunningCorpus,  # noqa: F811
+) -> None:
+    data = write_tiny_data(tmp_path / "data")
+    target = GrpcTierTarget(f"127.0.0.1:{retrieval.tier.port}", f"127.0.0.1:{corpus.tier.port}")
+    options = EvalOptions(
+        data_dir=data,
+        thesis_files=(data / "tiny_thesis.json",),
+        out_root=tmp_path / "results",
+    )
+    try:
+        results, report = await run_eval(target, options, progress=lambda _: None)
+    finally:
+        await target.aclose()
+
+    thesis = results["sets"]["thesis"]["tiny_thesis"]
+    assert thesis["drawers"] == 10 and thesis["queries"] == 5
+    assert set(thesis["rankers"]) == {"cosine", "hybrid", "full"}
+    full = thesis["rankers"]["full"]
+    assert full["topical_n"] == 3 and full["silence_n"] == 1 and full["narrative_n"] == 1
+    assert full["silence_accuracy"] == 1.0, "the sourdough question must come back empty"
+    for stats in thesis["rankers"].values():
+        assert 0.0 <= stats["right_at_1"] <= 1.0 and 0.0 < stats["mrr"] <= 1.0
+
+    scifact = results["sets"]["scifact"]
+    assert scifact["corpus"] == 10 and scifact["queries"] == 3
+    assert set(scifact["rankers"]) == {"keyword", "dense", "hybrid", "full"}
+    for name, stats in scifact["rankers"].items():
+        assert stats["recall_at_100"] == 1.0, f"{name}: ten abstracts, a hundred answers"
+        assert stats["ndcg_at_10"] > 0.5, f"{name}: each claim names its abstract's words"
+    same = scifact["full_vs_hybrid"]
+    assert same["identical_top100"] == same["queries"] == 3, (
+        "uniform metadata: dampening must leave full scoring ranking exactly like hybrid"
+    )
+
+    locomo = results["sets"]["locomo"]
+    assert locomo["questions"] == 3 and locomo["skipped_questions"] == 1
+    assert locomo["note"] == "retrieval only, no LLM-judged QA"
+    for mode in ("dense", "hybrid"):
+        overall = locomo["modes"][mode]["overall"]
+        assert overall["turn_recall_at_10"] == 1.0, "eight turns: ten results hold them all"
+        assert overall["session_recall_at_10"] == 1.0
+        assert 0.0 < overall["turn_recall_at_5"] <= 1.0
+
+    assert report.name == "report.md" and report.exists()
+    text = report.read_text()
+    assert "## BEIR SciFact" in text and "Retrieval only, no LLM-judged QA." in text
+    assert json.loads((report.parent / "results.json").read_text())["sets"].keys() == {
+        "thesis",
+        "scifact",
+        "locomo",
+    }
+    for chart in results["charts"]:
+        assert (report.parent / chart).read_bytes().startswith(PNG_MAGIC), chart
