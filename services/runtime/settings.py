@@ -17,7 +17,11 @@ VectorBackend = Literal["edge", "qdrant"]
 class TierSettings(BaseSettings):
     """What every tier process needs: where to listen, where its data lives, how to log."""
 
-    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore", frozen=True)
+    # validate_by_name: a field with env aliases (e.g. redis_url) still takes its own name as a
+    # constructor argument; without it the argument is silently dropped for the default.
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAM_", extra="ignore", frozen=True, validate_by_name=True
+    )
 
     host: str = Field("127.0.0.1", description="interface the gRPC server binds")
     port: int = Field(0, ge=0, le=65535, description="gRPC port; 0 picks a free one")
