@@ -1,5 +1,5 @@
 """`create_app(settings, deps)`: the gateway's HTTP face (REST /v1, OpenAPI at /openapi.json,
-docs at /docs, /healthz, /readyz, /metrics)."""
+docs at /docs, MCP at /mcp, /healthz, /readyz, /metrics)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from fastapi import FastAPI
 
 from gateway.core.wiring import GatewayDeps
 from gateway.errors import install_error_handlers
+from gateway.mcp.server import install_mcp
 from gateway.metrics import HttpMetrics, MetricsMiddleware
 from gateway.openapi import build_openapi
 from gateway.routes import ROUTERS
+from gateway.rpc.server import serving_grpc
 from gateway.settings import GatewaySettings
 
 DESCRIPTION = """Engram's REST face. Authenticate with `Authorization: Bearer <token>`.
@@ -23,14 +25,19 @@ names, enum value names); the store always comes from the path. Errors are
 
 
 def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> FastAPI:
-    """The ASGI app. Its lifespan starts `deps` (lock, tokens, registry replay, channels)."""
+    """The ASGI app. Its lifespan starts `deps` (lock, tokens, registry replay, channels),
+    then the public gRPC server on the same event loop (`app.state.grpc_port`, its RPC metrics
+    on `app.state.grpc_metrics`)."""
     deps = deps or GatewayDeps(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.gateway = await deps.start()
         try:
-            yield
+            async with serving_grpc(settings, app.state.gateway) as grpc_server:
+                app.state.grpc_port = grpc_server.port if grpc_server else None
+                app.state.grpc_metrics = grpc_server.metrics if grpc_server else None
+                yield
         finally:
             await deps.close()
 
@@ -47,6 +54,9 @@ def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> Fa
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    # MCP authenticates its own requests (bearer token) and runs inside the app's lifespan,
+    # after the core exists; it stays out of the OpenAPI document.
+    install_mcp(app, lambda: app.state.gateway)
 
     def openapi() -> dict[str, Any]:
         return build_openapi(app)

@@ -19,8 +19,17 @@ class GatewaySettings(BaseSettings):
         validate_by_alias=True,
     )
 
-    host: str = Field("127.0.0.1", description="interface the gateway's HTTP server binds")
+    host: str = Field("127.0.0.1", description="interface the gateway's HTTP and gRPC servers bind")
     port: int = Field(8080, ge=0, le=65535, description="HTTP port of the gateway (REST, MCP)")
+    grpc_enabled: bool = Field(
+        True, description="serve the public gRPC API (engram.v1.Engram) beside HTTP"
+    )
+    grpc_port: int = Field(
+        50050,
+        ge=0,
+        le=65535,
+        description="gRPC port of the gateway (engram.v1.Engram, same host); 0 picks a free one",
+    )
     data_dir: Path = Field(
         Path("data"),
         validation_alias=AliasChoices("ENGRAM_GATEWAY_DATA_DIR", "ENGRAM_DATA_DIR"),

@@ -65,7 +65,8 @@ class MultipartUpload:
         self._value += data[start:end]
 
     def _on_header_end(self) -> None:
-        header = (self._field.decode("latin-1").lower(), self._value.decode("utf-8"))
+        # The value stays bytes: parameters such as a UTF-8 filename are decoded one by one.
+        header = (self._field.decode("latin-1").lower(), self._value)
         self._events.append(("header", header))
         self._field, self._value = b"", b""
 
@@ -87,7 +88,7 @@ class MultipartUpload:
 
     async def _part_name(self) -> str | None:
         """Advance past the next part's headers; its form name (None at the end of the body)."""
-        headers: dict[str, str] = {}
+        headers: dict[str, bytes] = {}
         while (event := await self._next()) is not None:
             kind, value = event
             if kind == "begin":
@@ -98,10 +99,10 @@ class MultipartUpload:
                 break
         else:
             return None
-        _, options = parse_options_header(headers.get("content-disposition", ""))
-        name = options.get(b"name", b"").decode("utf-8")
+        _, options = parse_options_header(headers.get("content-disposition", b""))
+        name = _text(options.get(b"name", b""), "a form field name")
         if name == FILE_FIELD:
-            self.filename = options.get(b"filename", b"").decode("utf-8")
+            self.filename = _text(options.get(b"filename", b""), "the file name")
         return name
 
     async def _value_of(self, name: str) -> str:
@@ -111,7 +112,7 @@ class MultipartUpload:
                 value += event[1]
                 if len(value) > _MAX_FIELD_BYTES:
                     raise MalformedRequest(f"form field {name!r} is too long", field=name)
-        return value.decode("utf-8", errors="replace")
+        return _text(bytes(value), f"form field {name!r}")
 
     async def open_file(self) -> None:
         """Read the fields before the file part; stop where the file's bytes begin."""
@@ -141,3 +142,11 @@ class MultipartUpload:
                 "`file` (one file per upload)",
                 field=following,
             )
+
+
+def _text(raw: bytes, what: str) -> str:
+    """`raw` as UTF-8; a form part that is not is refused, not guessed at."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedRequest(f"{what} is not valid UTF-8") from None

@@ -11,6 +11,7 @@ from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
 from gateway.core.access import TierCalls
 from gateway.core.principal import Principal
+from services.runtime.errors import TooLarge
 from services.runtime.grpc_client import domain_error
 
 
@@ -106,15 +107,26 @@ class DrawerOperations(TierCalls):
         request: retrieval_pb2.ImportDrawersChunk,
         jsonl: AsyncIterator[bytes],
     ) -> retrieval_pb2.ImportDrawersResponse:
-        """Import JSONL drawers; `request` carries the store and `replace_existing`."""
+        """Import JSONL drawers; `request` carries the store and `replace_existing`. Over
+        `max_upload_bytes` the import is refused and the tier's call cancelled (nothing is
+        written: the tier validates the whole import before it writes)."""
         self._enter(principal, "import_drawers", request.store)
         first = retrieval_pb2.ImportDrawersChunk()
         first.CopyFrom(request)
+        limit = self._max_upload
 
         async def chunks() -> AsyncIterator[retrieval_pb2.ImportDrawersChunk]:
             yield first
+            size = 0
             async for piece in jsonl:
-                yield retrieval_pb2.ImportDrawersChunk(jsonl=piece)
+                size += len(piece)
+                if size > limit:
+                    raise TooLarge(
+                        f"the import is over {limit / 1e6:g} MB, the limit: split it into several",
+                        field="body",
+                    )
+                if piece:
+                    yield retrieval_pb2.ImportDrawersChunk(jsonl=piece)
 
         answer = await self._client_stream(self._tiers.retrieval.ImportDrawers, chunks())
         return cast(retrieval_pb2.ImportDrawersResponse, answer)

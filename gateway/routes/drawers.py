@@ -3,15 +3,12 @@ get, list with facets, stats, JSONL import and export (retrieval tier)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
 from gateway.deps import CallerDep, IdPath, StorePath
 from gateway.routes._proto import ProtoOp, reply
-from services.runtime.errors import TooLarge
 
 router = APIRouter(prefix="/v1/stores/{store}", tags=["drawers"])
 
@@ -105,21 +102,7 @@ async def list_drawers(store: StorePath, request: Request, caller: CallerDep) ->
 async def import_drawers(store: StorePath, request: Request, caller: CallerDep) -> Response:
     caller.gateway.authorize(caller.principal, "import_drawers", store)
     header = await IMPORT.parse(request, limit=caller.body_limit, store=store)
-    limit = caller.upload_limit
-
-    async def pieces() -> AsyncIterator[bytes]:
-        size = 0
-        async for piece in request.stream():
-            size += len(piece)
-            if size > limit:
-                raise TooLarge(
-                    f"the import is over {limit / 1e6:g} MB, the limit: split it into several",
-                    field="body",
-                )
-            if piece:
-                yield piece
-
-    return reply(await caller.gateway.import_drawers(caller.principal, header, pieces()))
+    return reply(await caller.gateway.import_drawers(caller.principal, header, request.stream()))
 
 
 @router.get(

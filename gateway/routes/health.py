@@ -28,5 +28,9 @@ async def readyz(request: Request) -> JSONResponse:
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
-    registry = request.app.state.metrics.registry
-    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+    """The HTTP faces' metrics, then the public gRPC server's (`engram_grpc_*`) when it runs."""
+    text = generate_latest(request.app.state.metrics.registry)
+    rpc = getattr(request.app.state, "grpc_metrics", None)
+    if rpc is not None:
+        text += generate_latest(rpc.registry)
+    return Response(text, media_type=CONTENT_TYPE_LATEST)

@@ -17,6 +17,7 @@ import grpc
 import httpx
 import pytest
 import redis
+import uvicorn
 from fastapi import FastAPI
 
 from gateway.app import create_app
@@ -126,6 +127,7 @@ async def tiers(
 
 
 def gateway_settings(tiers: Tiers, data_dir: Path, **extra: Any) -> GatewaySettings:
+    extra.setdefault("grpc_port", 0)  # tests never bind a fixed port
     return GatewaySettings(
         data_dir=data_dir,
         admin_token=ADMIN_TOKEN,
@@ -195,13 +197,72 @@ class Api:
 
 
 @contextlib.asynccontextmanager
+async def lifespan_running(app: FastAPI) -> AsyncIterator[None]:
+    """The app's lifespan, entered and left in one task of its own, as a server does.
+
+    A session fixture's set-up and tear-down run in different tasks; the MCP transport's task
+    group (part of the lifespan) must be left in the task that entered it."""
+    started, stop = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with app.router.lifespan_context(app):
+            started.set()
+            await stop.wait()
+
+    task = asyncio.create_task(hold())
+    waiter = asyncio.create_task(started.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if not started.is_set():
+        waiter.cancel()
+        await task  # raises what the lifespan raised on start
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+@contextlib.asynccontextmanager
 async def running_gateway(settings: GatewaySettings) -> AsyncIterator[Api]:
     """A gateway app with its lifespan entered, and a client over the ASGI transport."""
     app = create_app(settings, GatewayDeps(settings))
-    async with app.router.lifespan_context(app):
+    async with lifespan_running(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
             yield Api(app, client, settings)
+
+
+@dataclass
+class Served:
+    """A gateway served over real HTTP, and a REST client for it."""
+
+    url: str
+    api: Api
+
+
+@contextlib.asynccontextmanager
+async def served_gateway(settings: GatewaySettings) -> AsyncIterator[Served]:
+    """A gateway app served by uvicorn on a free port of 127.0.0.1 (real HTTP, real sockets)."""
+    app = create_app(settings, GatewayDeps(settings))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    )
+    task = asyncio.create_task(server.serve())
+    deadline = asyncio.get_running_loop().time() + 60
+    while not server.started:
+        if task.done():
+            task.result()
+            raise AssertionError("uvicorn stopped before it started")
+        assert asyncio.get_running_loop().time() < deadline, "uvicorn did not start in 60 s"
+        await asyncio.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            yield Served(url=url, api=Api(app, client, settings))
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 30)
 
 
 @pytest.fixture(scope="session")

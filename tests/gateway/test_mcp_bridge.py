@@ -9,19 +9,14 @@ import os
 import socket
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import mcp_types as types
 import pytest
-import uvicorn
 from mcp import Client, StdioServerParameters
 
-from gateway.app import create_app
-from gateway.core.wiring import GatewayDeps
-from gateway.mcp.server import build_server, install_mcp
-from tests.gateway.conftest import Api, Tiers, gateway_settings
+from gateway.mcp.server import build_server
+from tests.gateway.conftest import Served, Tiers, gateway_settings, served_gateway
 from tests.gateway.test_mcp import DECISION, SIGNATURE, TOOLS, _answer, _draft, _error
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,37 +24,12 @@ BRIDGE = [sys.executable, "-m", "gateway.mcp"]
 EXIT_TIMEOUT_S = 60
 
 
-@dataclass
-class Served:
-    url: str
-    api: Api  # REST over real HTTP, for setting stores and tokens up
-
-
 @pytest.fixture(scope="module")
 async def served(tiers: Tiers, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    """A gateway with /mcp, served by uvicorn on a free port of 127.0.0.1."""
+    """A gateway (create_app mounts /mcp), served by uvicorn on a free port of 127.0.0.1."""
     settings = gateway_settings(tiers, tmp_path_factory.mktemp("gateway-mcp"))
-    app = create_app(settings, GatewayDeps(settings))
-    install_mcp(app, lambda: app.state.gateway)  # returns app.py's own when it mounts /mcp
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    )
-    task = asyncio.create_task(server.serve())
-    deadline = asyncio.get_running_loop().time() + 60
-    while not server.started:
-        if task.done():
-            task.result()
-            raise AssertionError("uvicorn stopped before it started")
-        assert asyncio.get_running_loop().time() < deadline, "uvicorn did not start"
-        await asyncio.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            yield Served(url=url, api=Api(app, client, settings))
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 30)
+    async with served_gateway(settings) as running:
+        yield running
 
 
 def _bridge_env(url: str, token: str | None) -> dict[str, str]:
