@@ -1,1 +1,2 @@
-"""`engram up`: the one-machine stack launcher (Redis + every tier as its own process)."""
+"""`engram up`: the one-machine stack launcher (Redis, every tier and the gateway, each as its
+own process)."""

@@ -18,6 +18,8 @@ class LauncherSettings(BaseSettings):
         True, description="start a redis-server (persisting under data_dir) when none answers"
     )
     ready_timeout_s: float = Field(
-        180.0, gt=0, description="how long to wait for every tier to report SERVING"
+        180.0,
+        gt=0,
+        description="how long to wait for every tier to report SERVING and the gateway ready",
     )
     stop_grace_s: float = Field(10.0, gt=0, description="SIGTERM grace before SIGKILL on stop")

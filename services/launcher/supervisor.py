@@ -1,5 +1,7 @@
-"""Start every tier as its own process, wait for their health, and stop them all together.
+"""Start every process of the stack in order, wait until each is ready, stop them together.
 
+Each process is probed as its TierSpec says (gRPC health for the tiers, HTTP `/readyz` for the
+gateway) before the next one starts; the gateway gets the admin token of `dev_token.py`.
 Each child runs in its own session (process group) so a stop can signal the whole group:
 SIGTERM first, SIGKILL after the grace period. If any child dies while the stack runs, the
 others are stopped too and the launcher exits non-zero, so nothing is left half-up.
@@ -17,9 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
+from services.launcher.dev_token import AdminToken, admin_token
 from services.launcher.redis_supervisor import RedisHandle, ensure_redis
 from services.launcher.settings import LauncherSettings
 from services.launcher.tiers import TIERS, TierSpec
@@ -39,26 +39,23 @@ def tier_port(spec: TierSpec) -> int:
     return int(os.environ.get(f"{spec.env_prefix}PORT", spec.default_port))
 
 
-def _tier_env(spec: TierSpec, settings: LauncherSettings, port: int) -> dict[str, str]:
+def _tier_env(
+    spec: TierSpec, settings: LauncherSettings, port: int, admin: AdminToken | None
+) -> dict[str, str]:
     env = dict(os.environ)
     env.update(spec.extra_env)
     env[f"{spec.env_prefix}PORT"] = str(port)
     env[f"{spec.env_prefix}HOST"] = settings.host
-    env.setdefault(f"{spec.env_prefix}DATA_DIR", str((settings.data_dir / spec.name).resolve()))
+    data_dir = settings.data_dir if spec.nests_data_dir else settings.data_dir / spec.name
+    env.setdefault(f"{spec.env_prefix}DATA_DIR", str(data_dir.resolve()))
     env["ENGRAM_REDIS_URL"] = settings.redis_url
-    for other in TIERS:  # every tier can find every other tier
-        env.setdefault(f"ENGRAM_{other.name.upper()}_ADDR", f"{settings.host}:{tier_port(other)}")
+    for other in TIERS:  # every process can find every gRPC tier
+        if other.speaks_grpc:
+            addr = f"{settings.host}:{tier_port(other)}"
+            env.setdefault(f"ENGRAM_{other.name.upper()}_ADDR", addr)
+    if spec.admin_token_var and admin is not None and admin.value is not None:
+        env[spec.admin_token_var] = admin.value
     return env
-
-
-def _health(host: str, port: int, service: str, timeout_s: float = 1.0) -> int:
-    with grpc.insecure_channel(f"{host}:{port}") as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        try:
-            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
-        except grpc.RpcError:
-            return int(health_pb2.HealthCheckResponse.UNKNOWN)
-        return int(reply.status)
 
 
 class Stack:
@@ -70,13 +67,15 @@ class Stack:
         self.redis: RedisHandle | None = None
         self.tiers: list[RunningTier] = []
         self.run_dir = settings.data_dir / "run"
+        self.admin: AdminToken | None = None
 
     def say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
 
     def start(self) -> None:
-        """Redis, then each tier in order, each waited on until SERVING."""
+        """Redis, then each process in order, each waited on until its probe passes."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.admin = admin_token(self.run_dir, os.environ)
         self.redis = ensure_redis(
             self.settings.redis_url, self.settings.data_dir, allow_start=self.settings.start_redis
         )
@@ -89,12 +88,16 @@ class Stack:
     def _start_tier(self, spec: TierSpec) -> None:
         port = tier_port(spec)
         log_path = self.run_dir / f"{spec.name}.log"
-        process = spawn_tier(spec, _tier_env(spec, self.settings, port), log_path)
+        process = spawn_tier(spec, _tier_env(spec, self.settings, port, self.admin), log_path)
         self.tiers.append(RunningTier(spec, port, process, log_path))
-        wait_until_serving(
-            process, spec, self.settings.host, port, log_path, self.settings.ready_timeout_s
-        )
-        self.say(f"{spec.name:<10} {self.settings.host}:{port} (pid {process.pid}, SERVING)")
+        host = self.settings.host
+        wait_until_serving(process, spec, host, port, log_path, self.settings.ready_timeout_s)
+        where = spec.probe.address(host, port)
+        self.say(f"{spec.name:<10} {where} (pid {process.pid}, {spec.probe.ready_word})")
+
+    def running(self, name: str) -> RunningTier:
+        """The started process called `name`."""
+        return next(t for t in self.tiers if t.spec.name == name)
 
     def _write_state(self) -> None:
         state = {
@@ -152,19 +155,20 @@ def wait_until_serving(
     log_path: Path,
     timeout_s: float,
 ) -> None:
-    """Poll the tier's gRPC health until SERVING; fail early if the process dies."""
+    """Poll the process's probe until it passes; fail early if the process dies."""
     deadline = time.monotonic() + timeout_s
-    serving = int(health_pb2.HealthCheckResponse.SERVING)
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise Unavailable(
                 f"{spec.name} exited with code {process.returncode} before it was ready; "
                 f"last lines of {log_path}:\n{_tail(log_path)}"
             )
-        if _health(host, port, spec.health_service) == serving:
+        if spec.probe.ready(host, port):
             return
         time.sleep(0.25)
-    raise Unavailable(f"{spec.name} was not SERVING within {timeout_s:.0f} s; see {log_path}")
+    raise Unavailable(
+        f"{spec.name} was not {spec.probe.ready_word} within {timeout_s:.0f} s; see {log_path}"
+    )
 
 
 def stop_process_group(process: subprocess.Popen[bytes], grace_s: float) -> None:

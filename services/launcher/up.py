@@ -1,13 +1,16 @@
-"""`engram up`: bring the stack up, print where things are, stop everything on Ctrl-C."""
+"""`engram up`: bring the stack up (Redis, the tiers, the gateway), print where its faces
+listen and the admin token to use, stop everything on Ctrl-C."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 from types import FrameType
 
 from services.launcher.settings import LauncherSettings
+from services.launcher.summary import stack_summary
 from services.launcher.supervisor import Stack
 from services.runtime.errors import EngramError
 
@@ -21,7 +24,7 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def run_up(settings: LauncherSettings) -> int:
-    """Run the stack until SIGINT/SIGTERM or a tier dies; returns the exit code."""
+    """Run the stack until SIGINT/SIGTERM or one of its processes dies; returns the exit code."""
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
     stack = Stack(settings)
@@ -29,8 +32,12 @@ def run_up(settings: LauncherSettings) -> int:
     try:
         stack.say(f"engram: starting the stack (data under {settings.data_dir.resolve()})")
         stack.start()
-        stack.say("engram: the stack is up. Ctrl-C stops everything.")
-        stack.say(f"engram: logs in {stack.run_dir.resolve()}/<tier>.log")
+        assert stack.admin is not None  # set by start()
+        gateway = stack.running("gateway")
+        for line in stack_summary(
+            settings.host, gateway.port, stack.admin, stack.run_dir, os.environ
+        ):
+            stack.say(line)
         while True:
             dead = stack.first_exited()
             if dead is not None:

@@ -1,6 +1,8 @@
 """The Kubernetes manifests hold to the deployment standard: every workload non-root with a
 read-only root filesystem, resource requests and limits, probes; kustomizations list files
-that exist. (Rendering with `kubectl kustomize` needs kubectl, which CI does not have.)"""
+that exist; only the gateway is reachable from outside the namespace, and its admin token
+comes from a Secret. (Rendering with `kubectl kustomize` needs kubectl, which CI does not
+have.)"""
 
 from __future__ import annotations
 
@@ -59,10 +61,85 @@ def test_workloads_are_hardened_and_probed(name: str, workload: dict[str, Any]) 
         assert "readinessProbe" in container and "livenessProbe" in container, f"{name}: probes"
 
 
+def _gateway() -> dict[str, Any]:
+    found = [w for _, w in _workloads() if _container(w).get("command") == ["engram-gateway"]]
+    assert len(found) == 1, f"expected one gateway workload, found {len(found)}"
+    return found[0]
+
+
+def _container(workload: dict[str, Any]) -> dict[str, Any]:
+    container: dict[str, Any] = workload["spec"]["template"]["spec"]["containers"][0]
+    return container
+
+
 def test_engram_tiers_probe_their_grpc_health_service() -> None:
     for name, workload in _workloads():
-        container = workload["spec"]["template"]["spec"]["containers"][0]
-        if container.get("image") != "engram":
-            continue
+        container = _container(workload)
+        if container.get("image") != "engram" or container["command"] == ["engram-gateway"]:
+            continue  # the gateway speaks HTTP: its probes have their own test
         probe = container["readinessProbe"]
         assert "grpc" in probe and probe["grpc"]["service"].startswith("engram.v1."), name
+
+
+def test_the_gateway_probes_healthz_for_liveness_and_readyz_for_readiness() -> None:
+    container = _container(_gateway())
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+def test_the_gateway_is_one_stateful_replica_with_its_own_volume() -> None:
+    gateway = _gateway()
+    # Its token table and store registry sit under a lock on its data dir: one writer.
+    assert gateway["kind"] == "StatefulSet" and gateway["spec"]["replicas"] == 1
+    claims = {c["metadata"]["name"] for c in gateway["spec"].get("volumeClaimTemplates", [])}
+    mounts = {m["name"]: m["mountPath"] for m in _container(gateway)["volumeMounts"]}
+    env = {e["name"]: e.get("value") for e in _container(gateway)["env"]}
+    assert "data" in claims and mounts.get("data") == env["ENGRAM_GATEWAY_DATA_DIR"]
+
+
+def test_admin_tokens_come_from_an_optional_secret_never_a_literal() -> None:
+    for path, doc in _documents():
+        if doc["kind"] == "ConfigMap":
+            leaked = [key for key in doc.get("data", {}) if key.endswith("ADMIN_TOKEN")]
+            assert not leaked, f"{path.name}: an admin token in a ConfigMap: {leaked}"
+    for name, workload in _workloads():
+        for entry in _container(workload).get("env", []):
+            if entry["name"].endswith("ADMIN_TOKEN"):
+                assert "value" not in entry, f"{name}: {entry['name']} must come from a Secret"
+    env = {e["name"]: e for e in _container(_gateway())["env"]}
+    secret = env["ENGRAM_GATEWAY_ADMIN_TOKEN"]["valueFrom"]["secretKeyRef"]
+    assert secret.get("optional") is True, "without the Secret the gateway creates a token"
+
+
+def _admits_from_outside_the_namespace(rule: dict[str, Any]) -> bool:
+    peers = rule.get("from") or []
+    # No peers means every source; a namespace selector or an IP block reaches past the
+    # namespace (counted so even when it might not, to stay on the safe side).
+    return not peers or any("namespaceSelector" in p or "ipBlock" in p for p in peers)
+
+
+def test_only_the_gateway_admits_traffic_from_outside_the_namespace() -> None:
+    policies = [doc for _, doc in _documents() if doc["kind"] == "NetworkPolicy"]
+    assert any(
+        p["spec"]["podSelector"] == {} and p["spec"].get("ingress") is None for p in policies
+    ), "a default-deny ingress policy covers every pod"
+    open_ports: set[int] = set()
+    for policy in policies:
+        for rule in policy["spec"].get("ingress") or []:
+            if not _admits_from_outside_the_namespace(rule):
+                continue
+            name = policy["metadata"]["name"]
+            selector = policy["spec"]["podSelector"]
+            assert selector == {"matchLabels": {"app": "gateway"}}, (
+                f"{name} admits traffic from outside the namespace to {selector}; "
+                "only the gateway may be reachable from there"
+            )
+            assert rule.get("ports"), f"{name}: only the gateway's public ports, not all"
+            open_ports |= {int(p["port"]) for p in rule["ports"]}
+    service = next(
+        doc
+        for _, doc in _documents()
+        if doc["kind"] == "Service" and doc["metadata"]["name"] == "gateway"
+    )
+    service_ports = {int(p["port"]) for p in service["spec"]["ports"]}
+    assert open_ports == service_ports, f"outside may reach {open_ports}; serves {service_ports}"

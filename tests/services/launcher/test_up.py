@@ -1,22 +1,31 @@
-"""`engram up` as a real process: Redis started when none answers, every tier SERVING, and a
-Ctrl-C leaves no process behind."""
+"""`engram up` as a real process: Redis started when none answers, every tier SERVING, the
+gateway ready with the printed development token working, and a Ctrl-C leaves no process
+behind."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import grpc
+import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.launcher.probes import GrpcHealth
 from services.launcher.tiers import TIERS
+
+_TOKEN_LINE = re.compile(r"^\s*export TOKEN=(\S+)$", re.MULTILINE)
 
 
 def _free_port() -> int:
@@ -44,15 +53,59 @@ def _wait_for(predicate: object, timeout_s: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
+class _Output:
+    """The launcher's stdout, read on a thread so the test can look at it while it runs."""
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        assert stream is not None, "stdout must be a pipe"
+        self._lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._lines.append(line)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._lines)
+
+    def finish(self) -> str:
+        self._thread.join(timeout=10)
+        return self.text
+
+
+def _assert_grpc_serving(service: str, port: int) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=5
+        )
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING, f"{service} on {port}"
+
+
+def _assert_gateway_takes_the_printed_token(port: int, token: str) -> None:
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False, timeout=10) as http:
+        ready = http.get("/readyz")
+        assert ready.status_code == 200, f"/readyz: {ready.status_code} {ready.text}"
+        anonymous = http.get("/v1/stores")
+        assert anonymous.status_code == 401, f"no token: {anonymous.status_code}"
+        stores = http.get("/v1/stores", headers={"Authorization": f"Bearer {token}"})
+        assert stores.status_code == 200, f"dev token: {stores.status_code} {stores.text}"
+
+
 @pytest.mark.slow
-def test_up_starts_redis_and_every_tier_then_stops_without_orphans(tmp_path: Path) -> None:
+def test_up_starts_redis_every_tier_and_the_gateway_then_stops_without_orphans(
+    tmp_path: Path,
+) -> None:
     redis_port = _free_port()
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("ADMIN_TOKEN")}
     env.update(
         ENGRAM_DATA_DIR=str(tmp_path),
         ENGRAM_REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
         ENGRAM_EMBEDDER_ALLOW_CPU="1",
         ENGRAM_LOG_FORMAT="text",
+        # The gateway's public gRPC face, so a parallel run cannot collide on its default.
+        ENGRAM_GATEWAY_GRPC_PORT=str(_free_port()),
     )
     ports = {}
     for spec in TIERS:
@@ -65,26 +118,37 @@ def test_up_starts_redis_and_every_tier_then_stops_without_orphans(tmp_path: Pat
         stderr=subprocess.STDOUT,
         text=True,
     )
+    output = _Output(launcher.stdout)
     state_file = tmp_path / "run" / "stack.json"
     try:
         _wait_for(
-            lambda: state_file.exists() or launcher.poll() is not None, 240, "the stack to be up"
+            lambda: _TOKEN_LINE.search(output.text) or launcher.poll() is not None,
+            300,
+            "the stack to be up and print its token",
         )
-        assert launcher.poll() is None, f"launcher exited early:\n{launcher.stdout.read()}"  # type: ignore[union-attr]
+        assert launcher.poll() is None, f"launcher exited early:\n{output.finish()}"
         state = json.loads(state_file.read_text())
         assert state["redis"]["pid"], "no Redis answered, so the launcher must have started one"
+        assert [t["name"] for t in state["tiers"]] == [s.name for s in TIERS]
         for tier in state["tiers"]:
-            with grpc.insecure_channel(f"127.0.0.1:{tier['port']}") as channel:
-                spec = next(s for s in TIERS if s.name == tier["name"])
-                reply = health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(service=spec.health_service), timeout=5
-                )
-            assert reply.status == health_pb2.HealthCheckResponse.SERVING, tier
+            probe = next(s for s in TIERS if s.name == tier["name"]).probe
+            if isinstance(probe, GrpcHealth):
+                _assert_grpc_serving(probe.service, tier["port"])
+
+        match = _TOKEN_LINE.search(output.text)
+        assert match is not None
+        token = match.group(1)
+        token_file = tmp_path / "run" / "dev-token"
+        assert token_file.read_text().strip() == token, "the printed token is the kept one"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600, "an admin token: owner only"
+        assert f"http://127.0.0.1:{ports['gateway']}/docs" in output.text
+        _assert_gateway_takes_the_printed_token(ports["gateway"], token)
+
         pids = [state["redis"]["pid"], *(t["pid"] for t in state["tiers"])]
         launcher.send_signal(signal.SIGINT)
         launcher.wait(timeout=60)
-        output = launcher.stdout.read()  # type: ignore[union-attr]
-        assert launcher.returncode == 0, f"launcher exit code {launcher.returncode}:\n{output}"
+        text = output.finish()
+        assert launcher.returncode == 0, f"launcher exit code {launcher.returncode}:\n{text}"
         _wait_for(lambda: not any(_alive(pid) for pid in pids), 15, f"processes {pids} to end")
         assert (tmp_path / "redis").is_dir(), "the started Redis persists under the data dir"
     finally:
