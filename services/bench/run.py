@@ -30,11 +30,18 @@ def _corpus(quick: bool) -> dict[str, Any]:
     return corpus.run(quick)
 
 
+def _gateway(quick: bool) -> dict[str, Any]:
+    from services.bench import gateway
+
+    return gateway.run(quick)
+
+
 # Section name → runner. Later tiers add their sections here.
 SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "embedder": _embedder,
     "retrieval": _retrieval,
     "corpus": _corpus,
+    "gateway": _gateway,
 }
 
 

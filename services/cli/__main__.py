@@ -26,7 +26,7 @@ def _eval(args: argparse.Namespace) -> int:
     import os
 
     from services.evaluation.run import SETS, EvalOptions, default_data_dir, run_eval
-    from services.evaluation.target import EvalTarget, GrpcTierTarget, RestTarget
+    from services.evaluation.target import EvalTarget, GrpcTarget, RestTarget
 
     sets = tuple(s.strip() for s in args.sets.split(",") if s.strip()) if args.sets else SETS
     options = EvalOptions(
@@ -41,16 +41,21 @@ def _eval(args: argparse.Namespace) -> int:
         locomo_conversations=args.locomo_conversations,
     )
 
+    token = args.token or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
+    if not token:
+        print(
+            "engram eval needs an admin token: --token, ENGRAM_TOKEN, or the development "
+            "token `make run` keeps in data/run/dev-token",
+            file=sys.stderr,
+        )
+        return 2
+
     async def run() -> int:
         target: EvalTarget
         if args.grpc:
-            target = GrpcTierTarget(args.retrieval_addr, args.corpus_addr)
+            target = GrpcTarget(args.grpc_addr, token)
         else:
             url = args.url or os.environ.get("ENGRAM_URL", "http://127.0.0.1:8080")
-            token = args.token or os.environ.get("ENGRAM_TOKEN", "")
-            if not token:
-                print("engram eval needs an admin token: --token or ENGRAM_TOKEN", file=sys.stderr)
-                return 2
             target = RestTarget(url, token)
         try:
             _, report = await run_eval(target, options)
@@ -60,6 +65,19 @@ def _eval(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(run())
+
+
+def _dev_token() -> str:
+    """The development admin token `engram up` keeps under ENGRAM_DATA_DIR, if there is one."""
+    import os
+
+    from services.launcher.dev_token import TOKEN_FILE
+
+    path = Path(os.environ.get("ENGRAM_DATA_DIR", "data")) / "run" / TOKEN_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def _config(args: argparse.Namespace) -> int:
@@ -89,10 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--sets", help="comma-separated: thesis,scifact,locomo (default: all)")
     ev.add_argument("--quick", action="store_true", help="CI-sized subsets (not comparable)")
     ev.add_argument("--url", help="gateway base URL (ENGRAM_URL, default http://127.0.0.1:8080)")
-    ev.add_argument("--token", help="admin bearer token (ENGRAM_TOKEN)")
-    ev.add_argument("--grpc", action="store_true", help="talk to the tiers directly, no gateway")
-    ev.add_argument("--retrieval-addr", default="127.0.0.1:50052", help="with --grpc")
-    ev.add_argument("--corpus-addr", default="127.0.0.1:50053", help="with --grpc")
+    ev.add_argument(
+        "--token", help="admin bearer token (ENGRAM_TOKEN; else `make run`'s data/run/dev-token)"
+    )
+    ev.add_argument(
+        "--grpc", action="store_true", help="use the gateway's public gRPC API instead of REST"
+    )
+    ev.add_argument("--grpc-addr", default="127.0.0.1:50050", help="with --grpc")
     ev.add_argument("--data", type=Path, help="evaluation data (ENGRAM_EVAL_DATA, ../shared/eval)")
     ev.add_argument(
         "--thesis", type=Path, action="append", default=[], help="a thesis-schema file (repeat)"

@@ -107,6 +107,14 @@ def _scifact_md(block: Results) -> list[str]:
     return lines
 
 
+LOCOMO_MODE_LABELS = {
+    "dense": "search_raw, dense",
+    "hybrid": "search_raw, hybrid",
+    "authored": "search over drawers composed from the sessions (full scoring; a drawer "
+    "counts the turns it was made from)",
+}
+
+
 def _locomo_md(block: Results) -> list[str]:
     lines = [
         f"{block['conversations']} conversations, {block['sessions']} sessions, "
@@ -116,7 +124,7 @@ def _locomo_md(block: Results) -> list[str]:
         "",
     ]
     for mode, stats in block["modes"].items():
-        lines += [f"search_raw, {mode}:", ""]
+        lines += [f"{LOCOMO_MODE_LABELS.get(mode, f'search_raw, {mode}')}:", ""]
         rows = [["all", *(stats["overall"][k] for k, _ in LOCOMO_COLUMNS), stats["overall"]["n"]]]
         rows += [
             [category, *(cell[k] for k, _ in LOCOMO_COLUMNS), cell["n"]]
@@ -124,6 +132,16 @@ def _locomo_md(block: Results) -> list[str]:
         ]
         lines += _table(["category", *(label for _, label in LOCOMO_COLUMNS), "n"], rows)
         lines.append("")
+    authored = block.get("authored")
+    if authored:
+        lines += [
+            f"Authored drawers: {authored['invoker']}. The searches surfaced "
+            f"{authored['drawers_seen']} distinct drawers; "
+            f"{authored['evidence_turns_cited_by_a_seen_drawer']} of "
+            f"{authored['evidence_turns']} evidence turns were a source of one of them "
+            "(the ceiling of turn recall through drawers).",
+            "",
+        ]
     return lines
 
 
@@ -228,7 +246,7 @@ def render_charts(results: Results, directory: Path) -> list[str]:
         axis.set_xticks([i + width * (len(modes) - 1) / 2 for i in range(len(labels))])
         axis.set_xticklabels(labels)
         axis.set_ylim(0, 1)
-        axis.set_title("LoCoMo evidence recall through search_raw")
+        axis.set_title("LoCoMo evidence recall: search_raw and authored drawers")
         axis.legend()
         figure.tight_layout()
         figure.savefig(directory / "locomo.png", dpi=100)

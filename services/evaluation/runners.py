@@ -14,9 +14,13 @@ Decisions:
 - SciFact: candidate depth and n_results are 100 (Recall@100 needs a hundred answers); every
   drawer and the search share one instant, so salience^w_sal is exactly 1 and full scoring
   can only differ from hybrid through the dampened signals, which uniform metadata flattens.
-- LoCoMo: one store per conversation, each session one raw session, one chunk per turn, so a
-  hit's (session, ordinal) names the dialog turn. Recall of evidence turns and of evidence
-  sessions at 5 and 10, for the dense and the hybrid raw search.
+- LoCoMo: one companion store per conversation, each session one raw session, one chunk per
+  turn, so a hit's (session, ordinal) names the dialog turn. Recall of evidence turns and of
+  evidence sessions at 5 and 10, for the dense and the hybrid raw search; then drawers are
+  composed from every session (the store's invoker: offline extractive unless configured)
+  and searched with full scoring, a drawer's turns being its `derived_from` arcs, so recall@k
+  counts the turns the top k drawers were made from. The authored block also says how many
+  evidence turns any drawer the searches surfaced was made from: the ceiling of that mode.
 """
 
 from __future__ import annotations
@@ -28,9 +32,14 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from engram.v1 import corpus_pb2, gateway_pb2, retrieval_pb2
+from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, gateway_pb2, retrieval_pb2
 
-from services.evaluation.locomo import CATEGORIES, LocomoConversation, session_request
+from services.evaluation.locomo import (
+    CATEGORIES,
+    LocomoConversation,
+    LocomoQuestion,
+    session_request,
+)
 from services.evaluation.metrics import (
     ndcg_at,
     recall_at,
@@ -39,7 +48,7 @@ from services.evaluation.metrics import (
     silence_correct,
 )
 from services.evaluation.scifact import SCIFACT_NOW, BeirSet, uniform_drawers
-from services.evaluation.target import EvalTarget, throwaway_store_name
+from services.evaluation.target import EvalTarget, throwaway_store_name, wait_for_job
 from services.evaluation.thesis import THESIS_NOW, ThesisQuery, ThesisSet
 from services.retrieval.pool.records import to_timestamp
 
@@ -58,6 +67,8 @@ SCIFACT_RANKERS: dict[str, int] = {
     "full": retrieval_pb2.RANKER_MODE_FULL,
 }
 RAW_MODES: dict[str, bool] = {"dense": False, "hybrid": True}
+# LoCoMo through drawers composed from the raw sessions, searched with full scoring.
+AUTHORED_MODE = "authored"
 
 # Published nDCG@10 on BEIR SciFact (test), for the report.
 PUBLISHED_SCIFACT: dict[str, dict[str, Any]] = {
@@ -343,13 +354,86 @@ def _recall_scores(
     return scores
 
 
+def _drawer_recall_scores(
+    cited: list[list[tuple[str, int]]], evidence: Sequence[str], sessions: frozenset[int]
+) -> dict[str, float]:
+    """Turn and session recall at 5 and 10 drawers: what the top k drawers were authored from
+    (each drawer's `derived_from` turns, as (dialog id, session number))."""
+    scores: dict[str, float] = {}
+    wanted = set(evidence)
+    for k in (5, 10):
+        found = {turn for drawer in cited[:k] for turn in drawer}
+        scores[f"turn_recall_at_{k}"] = len({dia for dia, _ in found} & wanted) / len(wanted)
+        scores[f"session_recall_at_{k}"] = len({s for _, s in found} & sessions) / len(sessions)
+    return scores
+
+
+async def _authored_rows(
+    target: EvalTarget,
+    store: str,
+    conversation: LocomoConversation,
+    asked: Sequence[LocomoQuestion],
+    turn_of: dict[tuple[str, int], tuple[str, int]],
+    concurrency: int,
+) -> tuple[list[tuple[int, dict[str, float]]], dict[str, float]]:
+    """Compose drawers from every session (the store's offline invoker), then ask each
+    question of the drawer pool with full scoring; a drawer's hits are its source turns."""
+    sessions = [conversation.session_id(s.number) for s in conversation.sessions]
+    job = await target.compose(
+        store, authoring_pb2.ComposeRequest(session_ids=sessions, allow_new_wing=True)
+    )
+    await wait_for_job(target, job)
+
+    def job_of(text: str) -> Callable[[], Awaitable[retrieval_pb2.SearchResponse]]:
+        request = retrieval_pb2.SearchRequest(
+            query=text, n_results=10, min_score=-1.0, ranker=retrieval_pb2.RANKER_MODE_FULL
+        )
+        return lambda: target.search(store, request)
+
+    answers = await _gather_bounded([job_of(q.question) for q in asked], concurrency)
+    rows, drawers = [], {}
+    for question, answer in zip(asked, answers, strict=True):
+        cited = []
+        for hit in answer.results:
+            drawers[hit.drawer.id] = hit.drawer
+            turns = [
+                turn_of[key]
+                for arc in hit.drawer.derived_from
+                if (key := (arc.session_id, arc.ordinal)) in turn_of
+            ]
+            cited.append(turns)
+        scores = _drawer_recall_scores(cited, question.evidence, question.evidence_sessions)
+        rows.append((question.category, scores))
+    # The ceiling: evidence turns that some authored drawer was made from at all.
+    covered = {
+        turn_of[(arc.session_id, arc.ordinal)][0]
+        for drawer in drawers.values()
+        for arc in drawer.derived_from
+        if (arc.session_id, arc.ordinal) in turn_of
+    }
+    evidence = {e for q in asked for e in q.evidence}
+    stats = {
+        "drawers_seen": float(len(drawers)),
+        "evidence_turns": float(len(evidence)),
+        "evidence_turns_cited_by_a_seen_drawer": float(len(evidence & covered)),
+    }
+    return rows, stats
+
+
 async def _locomo_conversation(
-    target: EvalTarget, conversation: LocomoConversation, questions: int | None, concurrency: int
-) -> dict[str, list[tuple[int, dict[str, float]]]]:
+    target: EvalTarget,
+    conversation: LocomoConversation,
+    questions: int | None,
+    concurrency: int,
+    authored: bool,
+) -> tuple[dict[str, list[tuple[int, dict[str, float]]]], dict[str, float]]:
     store = throwaway_store_name(f"locomo-{conversation.sample_id}")
+    # A conversation between two people is companion memory (wants, preferences, opinions).
     await target.create_store(
         gateway_pb2.StoreSpec(
-            name=store, description=f"engram eval: LoCoMo {conversation.sample_id} (throw-away)"
+            name=store,
+            deployment_mode=common_pb2.DEPLOYMENT_MODE_COMPANION,
+            description=f"engram eval: LoCoMo {conversation.sample_id} (throw-away)",
         )
     )
     try:
@@ -379,7 +463,12 @@ async def _locomo_conversation(
                 scores = _recall_scores(hits, question.evidence, question.evidence_sessions)
                 rows.append((question.category, scores))
             per_mode[mode] = rows
-        return per_mode
+        stats: dict[str, float] = {}
+        if authored:
+            per_mode[AUTHORED_MODE], stats = await _authored_rows(
+                target, store, conversation, asked, turn_of, concurrency
+            )
+        return per_mode, stats
     finally:
         await target.drop_store(store)
 
@@ -411,20 +500,26 @@ async def run_locomo(
     *,
     questions_per_conversation: int | None = None,
     concurrency: int = 4,
+    authored: bool = True,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Recall@5/@10 of evidence turns and sessions through search_raw, per category."""
+    """Recall@5/@10 of evidence turns and sessions through search_raw (dense, hybrid) and,
+    with `authored`, through drawers composed from the sessions, per category."""
     started = time.perf_counter()
-    rows: dict[str, list[tuple[int, dict[str, float]]]] = {mode: [] for mode in RAW_MODES}
+    modes = [*RAW_MODES, *([AUTHORED_MODE] if authored else [])]
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = {mode: [] for mode in modes}
+    authored_stats: dict[str, float] = defaultdict(float)
     for conversation in conversations:
-        per_mode = await _locomo_conversation(
-            target, conversation, questions_per_conversation, concurrency
+        per_mode, stats = await _locomo_conversation(
+            target, conversation, questions_per_conversation, concurrency, authored
         )
         for mode, found in per_mode.items():
             rows[mode].extend(found)
+        for name, value in stats.items():
+            authored_stats[name] += value
         if progress:
             progress(f"locomo {conversation.sample_id}: {len(per_mode['dense'])} questions")
-    return {
+    result: dict[str, Any] = {
         "conversations": len(conversations),
         "sessions": sum(len(c.sessions) for c in conversations),
         "turns": sum(len(s.turns) for c in conversations for s in c.sessions),
@@ -434,3 +529,9 @@ async def run_locomo(
         "note": "retrieval only, no LLM-judged QA",
         "modes": {mode: _summarise_locomo(found) for mode, found in rows.items()},
     }
+    if authored:
+        result["authored"] = {
+            "invoker": "the store's active invoker (offline extractive by default)",
+            **{name: int(value) for name, value in authored_stats.items()},
+        }
+    return result

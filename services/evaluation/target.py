@@ -1,6 +1,7 @@
 """What an evaluation runs against: a small protocol over the public operations it needs, with
-a REST implementation (the gateway, `/v1`) and a direct gRPC one (the retrieval and corpus
-tiers, no gateway: for tests and for measuring the tiers alone).
+two implementations over a running gateway: REST (`/v1`) and the public gRPC API
+(`engram.v1.Engram`). Both use one token, which must be an admin token (stores are created,
+imported into and deleted).
 
 Both speak the same request messages: REST bodies are the proto3 JSON mapping of the request
 (proto field names, enums by name) minus `store`, which travels in the path; answers are parsed
@@ -12,12 +13,14 @@ Decisions:
   (also when the run fails), so an evaluation never touches a user's data.
 - Bulk loads go through the admin JSONL import (REST `drawers:import`, gRPC `ImportDrawers`),
   sent in batches so no single request approaches a body limit.
-- The gRPC target keeps the store's settings itself (the gateway's registry does that on the
-  REST side) and attaches them as the StoreContext of every call.
+- Both faces name only the store; the gateway's registry attaches its settings, so the two
+  targets send the same requests and must get the same answers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol, TypeVar
@@ -25,12 +28,12 @@ from typing import Any, Protocol, TypeVar
 import grpc
 import httpx
 from engram.v1 import (
+    authoring_pb2,
     common_pb2,
     corpus_pb2,
-    corpus_pb2_grpc,
     gateway_pb2,
+    gateway_pb2_grpc,
     retrieval_pb2,
-    retrieval_pb2_grpc,
 )
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -73,9 +76,37 @@ class EvalTarget(Protocol):
         self, store: str, request: corpus_pb2.SearchRawRequest
     ) -> corpus_pb2.SearchRawResponse: ...
 
+    async def compose(
+        self, store: str, request: authoring_pb2.ComposeRequest
+    ) -> common_pb2.Job: ...
+
+    async def get_job(self, job_id: str) -> common_pb2.Job: ...
+
     async def drop_store(self, store: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+TERMINAL_JOB_STATES = frozenset(
+    {common_pb2.JOB_STATE_DONE, common_pb2.JOB_STATE_FAILED, common_pb2.JOB_STATE_CANCELLED}
+)
+
+
+async def wait_for_job(
+    target: EvalTarget, job: common_pb2.Job, *, timeout_s: float = 3600.0, poll_s: float = 0.5
+) -> common_pb2.Job:
+    """Poll the job until it ends (bounded); a failed or cancelled job is an EvalTargetError."""
+    deadline = time.monotonic() + timeout_s
+    while job.state not in TERMINAL_JOB_STATES:
+        if time.monotonic() > deadline:
+            raise EvalTargetError(f"job {job.id} did not end within {timeout_s:g} s")
+        await asyncio.sleep(poll_s)
+        job = await target.get_job(job.id)
+    if job.state != common_pb2.JOB_STATE_DONE:
+        raise EvalTargetError(
+            f"job {job.id} ended {common_pb2.JobState.Name(job.state)}: {job.error or 'no reason'}"
+        )
+    return job
 
 
 def throwaway_store_name(prefix: str) -> str:
@@ -100,45 +131,45 @@ def _import_errors(answer: retrieval_pb2.ImportDrawersResponse) -> None:
         )
 
 
-# ---------------------------------------------------------------- gRPC, straight to the tiers
+# ---------------------------------------------------------------- gRPC, through the gateway
 
 
-class GrpcTierTarget:
-    """The retrieval and corpus tiers over gRPC, without the gateway."""
+class GrpcTarget:
+    """The gateway's public gRPC API (`engram.v1.Engram`), with the same token as REST in
+    the `authorization` metadata. Requests name only `store.name`; the gateway fills in the
+    rest from its registry, exactly as for REST."""
 
-    def __init__(self, retrieval_addr: str, corpus_addr: str) -> None:
-        self._addrs = (retrieval_addr, corpus_addr)
+    def __init__(self, address: str, token: str, *, timeout_s: float = 600.0) -> None:
+        self._address = address
         options = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
-        self._retrieval_channel = grpc.aio.insecure_channel(retrieval_addr, options=options)
-        self._corpus_channel = grpc.aio.insecure_channel(corpus_addr, options=options)
-        self._retrieval = retrieval_pb2_grpc.RetrievalServiceStub(self._retrieval_channel)
-        self._corpus = corpus_pb2_grpc.CorpusServiceStub(self._corpus_channel)
-        self._stores: dict[str, common_pb2.StoreContext] = {}
+        self._channel = grpc.aio.insecure_channel(address, options=options)
+        self._stub = gateway_pb2_grpc.EngramStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),)
+        self._timeout = timeout_s
 
     @property
     def description(self) -> str:
-        return f"gRPC tiers (retrieval {self._addrs[0]}, corpus {self._addrs[1]})"
+        return f"gRPC gateway {self._address}"
 
-    def _store(self, name: str) -> common_pb2.StoreContext:
+    async def _call(self, rpc: Any, request: Any) -> Any:
         try:
-            return self._stores[name]
-        except KeyError:
-            raise EvalTargetError(f"store {name!r} was not created by this target") from None
+            return await rpc(request, metadata=self._metadata, timeout=self._timeout)
+        except grpc.aio.AioRpcError as error:
+            raise EvalTargetError(
+                f"{error.code().name} from {self._address}: {error.details()}"
+            ) from error
+
+    @staticmethod
+    def _in_store(store: str, request: M) -> M:
+        sent = type(request)()
+        sent.CopyFrom(request)
+        sent.store.CopyFrom(common_pb2.StoreContext(name=store))  # type: ignore[attr-defined]
+        return sent
 
     async def create_store(self, spec: gateway_pb2.StoreSpec) -> None:
-        context = common_pb2.StoreContext(
-            name=spec.name,
-            deployment_mode=spec.deployment_mode,
-            legacy_authority=spec.legacy_authority,
-            caller_tier=common_pb2.CALLER_TIER_ADMIN,
-            caller_id="engram-eval",
-        )
-        context.authority_profile.CopyFrom(spec.authority_profile)
-        context.defaults.CopyFrom(spec.defaults)
-        self._stores[spec.name] = context
+        await self._call(self._stub.CreateStore, gateway_pb2.CreateStoreRequest(spec=spec))
 
     async def import_drawers(self, store: str, drawers: Sequence[common_pb2.Drawer]) -> int:
-        context = self._store(store)
         imported = 0
         for batch in _batches(drawers, IMPORT_BATCH):
             body = _jsonl(batch)
@@ -150,10 +181,10 @@ class GrpcTierTarget:
                 for start in range(0, len(body), piece):
                     chunk = retrieval_pb2.ImportDrawersChunk(jsonl=body[start : start + piece])
                     if start == 0:
-                        chunk.store.CopyFrom(context)
+                        chunk.store.name = store
                     yield chunk
 
-            answer = await self._retrieval.ImportDrawers(chunks())
+            answer = await self._call(self._stub.ImportDrawers, chunks())
             _import_errors(answer)
             imported += answer.imported
         return imported
@@ -161,41 +192,44 @@ class GrpcTierTarget:
     async def search(
         self, store: str, request: retrieval_pb2.SearchRequest
     ) -> retrieval_pb2.SearchResponse:
-        sent = retrieval_pb2.SearchRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._store(store))
-        answer: retrieval_pb2.SearchResponse = await self._retrieval.Search(sent)
+        answer: retrieval_pb2.SearchResponse = await self._call(
+            self._stub.Search, self._in_store(store, request)
+        )
         return answer
 
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest
     ) -> corpus_pb2.AddRawSessionResponse:
-        sent = corpus_pb2.AddRawSessionRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._store(store))
-        answer: corpus_pb2.AddRawSessionResponse = await self._corpus.AddRawSession(sent)
+        answer: corpus_pb2.AddRawSessionResponse = await self._call(
+            self._stub.AddRawSession, self._in_store(store, request)
+        )
         return answer
 
     async def search_raw(
         self, store: str, request: corpus_pb2.SearchRawRequest
     ) -> corpus_pb2.SearchRawResponse:
-        sent = corpus_pb2.SearchRawRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._store(store))
-        answer: corpus_pb2.SearchRawResponse = await self._corpus.SearchRaw(sent)
+        answer: corpus_pb2.SearchRawResponse = await self._call(
+            self._stub.SearchRaw, self._in_store(store, request)
+        )
         return answer
 
+    async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
+        job: common_pb2.Job = await self._call(self._stub.Compose, self._in_store(store, request))
+        return job
+
+    async def get_job(self, job_id: str) -> common_pb2.Job:
+        job: common_pb2.Job = await self._call(
+            self._stub.GetJob, gateway_pb2.GetJobRequest(id=job_id)
+        )
+        return job
+
     async def drop_store(self, store: str) -> None:
-        context = self._stores.pop(store, None)
-        if context is None:
-            return
-        drop = common_pb2.DropStoreRequest(store=context)
-        await self._retrieval.DropStore(drop)
-        await self._corpus.DropStore(drop)
+        await self._call(
+            self._stub.DeleteStore, gateway_pb2.DeleteStoreRequest(name=store, confirm=True)
+        )
 
     async def aclose(self) -> None:
-        await self._retrieval_channel.close()
-        await self._corpus_channel.close()
+        await self._channel.close()
 
 
 # ---------------------------------------------------------------- REST, through the gateway
@@ -300,6 +334,15 @@ class RestTarget:
     ) -> corpus_pb2.SearchRawResponse:
         data = await self._call("POST", f"/v1/stores/{store}/raw/search", json=_body(request))
         return _parse(data, corpus_pb2.SearchRawResponse)
+
+    async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
+        data = await self._call(
+            "POST", f"/v1/stores/{store}/authoring/compose", json=_body(request)
+        )
+        return _parse(data, common_pb2.Job)
+
+    async def get_job(self, job_id: str) -> common_pb2.Job:
+        return _parse(await self._call("GET", f"/v1/jobs/{job_id}"), common_pb2.Job)
 
     async def drop_store(self, store: str) -> None:
         await self._call("DELETE", f"/v1/stores/{store}", params={"confirm": "true"})

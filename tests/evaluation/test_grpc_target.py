@@ -1,5 +1,6 @@
-"""`engram eval` end to end through `GrpcTierTarget` against real in-process tiers (retrieval
-and corpus over real gRPC, the real model): a tiny dataset of every kind, the report written."""
+"""`engram eval` end to end through `GrpcTarget`, the gateway's public gRPC API, over the real
+tiers (real gRPC, the real model): a tiny dataset of every kind, drawers authored from the
+LoCoMo sessions, the report written."""
 
 from __future__ import annotations
 
@@ -7,24 +8,23 @@ import json
 from pathlib import Path
 
 import pytest
+from engram.v1 import gateway_pb2
 
 from services.evaluation.run import EvalOptions, run_eval
-from services.evaluation.target import GrpcTierTarget
+from services.evaluation.target import EvalTargetError, GrpcTarget
 from tests.evaluation.tiny import write_tiny_data
-from tests.services.corpus.conftest import RunningCorpus, corpus  # noqa: F401 (fixture)
-from tests.services.retrieval.conftest import RunningRetrieval, retrieval  # noqa: F401 (fixture)
+from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.slow
-async def test_tiny_eval_through_the_tiers_writes_a_report(
+async def test_tiny_eval_through_public_grpc_writes_a_report(
     tmp_path: Path,
-    retrieval: RunningRetrieval,  # noqa: F811
-    corpus: RunningCorpus,  # noqa: F811
+    api: Api,  # noqa: F811
 ) -> None:
     data = write_tiny_data(tmp_path / "data")
-    target = GrpcTierTarget(f"127.0.0.1:{retrieval.tier.port}", f"127.0.0.1:{corpus.tier.port}")
+    target = GrpcTarget(f"127.0.0.1:{api.app.state.grpc_port}", ADMIN_TOKEN)
     options = EvalOptions(
         data_dir=data,
         thesis_files=(data / "tiny_thesis.json",),
@@ -58,12 +58,19 @@ async def test_tiny_eval_through_the_tiers_writes_a_report(
     locomo = results["sets"]["locomo"]
     assert locomo["questions"] == 3 and locomo["skipped_questions"] == 1
     assert locomo["note"] == "retrieval only, no LLM-judged QA"
+    assert set(locomo["modes"]) == {"dense", "hybrid", "authored"}
     for mode in ("dense", "hybrid"):
         overall = locomo["modes"][mode]["overall"]
         assert overall["turn_recall_at_10"] == 1.0, "eight turns: ten results hold them all"
         assert overall["session_recall_at_10"] == 1.0
         assert 0.0 < overall["turn_recall_at_5"] <= 1.0
 
+    authored = locomo["modes"]["authored"]
+    assert locomo["authored"]["drawers_seen"] >= 1, "compose wrote no drawer the searches found"
+    assert authored["by_category"]["temporal"]["turn_recall_at_10"] == 1.0, (
+        "the pottery question should surface a drawer made from D2:3 (Ana's blue bowl); "
+        f"got {authored}"
+    )
     assert report.name == "report.md" and report.exists()
     text = report.read_text()
     assert "## BEIR SciFact" in text and "Retrieval only, no LLM-judged QA." in text
@@ -74,3 +81,12 @@ async def test_tiny_eval_through_the_tiers_writes_a_report(
     }
     for chart in results["charts"]:
         assert (report.parent / chart).read_bytes().startswith(PNG_MAGIC), chart
+
+
+async def test_grpc_target_with_a_bad_token_says_so(api: Api) -> None:  # noqa: F811
+    target = GrpcTarget(f"127.0.0.1:{api.app.state.grpc_port}", "egm_not-a-token")
+    try:
+        with pytest.raises(EvalTargetError, match="UNAUTHENTICATED"):
+            await target.create_store(gateway_pb2.StoreSpec(name="eval-never"))
+    finally:
+        await target.aclose()

@@ -154,3 +154,19 @@ def test_flatten_skips_published_figures_and_flags() -> None:
 def test_markdown_names_the_machine() -> None:
     text = render_markdown(results())
     assert "Test CPU, 2 cores, 8.0 GiB, GPU none" in text
+
+
+def test_locomo_authored_drawers_are_labelled_with_their_ceiling(tmp_path: Path) -> None:
+    data = results()
+    locomo = data["sets"]["locomo"]
+    locomo["modes"]["authored"] = locomo["modes"]["dense"]
+    locomo["authored"] = {
+        "invoker": "offline extractive",
+        "drawers_seen": 12,
+        "evidence_turns": 4,
+        "evidence_turns_cited_by_a_seen_drawer": 1,
+    }
+    text = write_report(data, tmp_path).read_text()
+    assert "search_raw, dense:" in text
+    assert "search over drawers composed from the sessions (full scoring" in text
+    assert "surfaced 12 distinct drawers; 1 of 4 evidence turns were a source" in text
