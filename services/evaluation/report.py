@@ -135,11 +135,11 @@ def _locomo_md(block: Results) -> list[str]:
     authored = block.get("authored")
     if authored:
         lines += [
-            f"Authored drawers: {authored['invoker']}. The searches surfaced "
-            f"{authored['drawers_seen']} distinct drawers; "
-            f"{authored['evidence_turns_cited_by_a_seen_drawer']} of "
-            f"{authored['evidence_turns']} evidence turns were a source of one of them "
-            "(the ceiling of turn recall through drawers).",
+            f"Authored drawers: {authored['invoker']}. Compose wrote "
+            f"{authored['drawers_authored']} drawers, of which the searches surfaced "
+            f"{authored['drawers_surfaced']}; {authored['evidence_turns_in_a_drawer']} of "
+            f"{authored['evidence_turns']} evidence turns are a source of some drawer "
+            "(the ceiling of turn recall through drawers: what extraction kept).",
             "",
         ]
     return lines

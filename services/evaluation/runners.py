@@ -20,7 +20,8 @@ Decisions:
   composed from every session (the store's invoker: offline extractive unless configured)
   and searched with full scoring, a drawer's turns being its `derived_from` arcs, so recall@k
   counts the turns the top k drawers were made from. The authored block also says how many
-  evidence turns any drawer the searches surfaced was made from: the ceiling of that mode.
+  evidence turns any authored drawer was made from (listed, not searched): the ceiling of
+  that mode, which separates what extraction lost from what ranking lost.
 """
 
 from __future__ import annotations
@@ -404,20 +405,39 @@ async def _authored_rows(
             cited.append(turns)
         scores = _drawer_recall_scores(cited, question.evidence, question.evidence_sessions)
         rows.append((question.category, scores))
-    # The ceiling: evidence turns that some authored drawer was made from at all.
+    # The ceiling: evidence turns that any authored drawer was made from, found or not.
+    authored = await _all_drawers(target, store)
     covered = {
         turn_of[(arc.session_id, arc.ordinal)][0]
-        for drawer in drawers.values()
+        for drawer in authored
         for arc in drawer.derived_from
         if (arc.session_id, arc.ordinal) in turn_of
     }
     evidence = {e for q in asked for e in q.evidence}
     stats = {
-        "drawers_seen": float(len(drawers)),
+        "drawers_authored": float(len(authored)),
+        "drawers_surfaced": float(len(drawers)),
         "evidence_turns": float(len(evidence)),
-        "evidence_turns_cited_by_a_seen_drawer": float(len(evidence & covered)),
+        "evidence_turns_in_a_drawer": float(len(evidence & covered)),
     }
     return rows, stats
+
+
+async def _all_drawers(target: EvalTarget, store: str) -> list[common_pb2.Drawer]:
+    """Every drawer of the store, page by page."""
+    drawers: list[common_pb2.Drawer] = []
+    token = ""
+    while True:
+        page = await target.list_drawers(
+            store,
+            retrieval_pb2.ListDrawersRequest(
+                page=common_pb2.PageRequest(page_size=500, page_token=token)
+            ),
+        )
+        drawers.extend(page.drawers)
+        token = page.page.next_page_token
+        if not token:
+            return drawers
 
 
 async def _locomo_conversation(

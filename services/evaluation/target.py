@@ -76,6 +76,10 @@ class EvalTarget(Protocol):
         self, store: str, request: corpus_pb2.SearchRawRequest
     ) -> corpus_pb2.SearchRawResponse: ...
 
+    async def list_drawers(
+        self, store: str, request: retrieval_pb2.ListDrawersRequest
+    ) -> retrieval_pb2.ListDrawersResponse: ...
+
     async def compose(
         self, store: str, request: authoring_pb2.ComposeRequest
     ) -> common_pb2.Job: ...
@@ -213,6 +217,14 @@ class GrpcTarget:
         )
         return answer
 
+    async def list_drawers(
+        self, store: str, request: retrieval_pb2.ListDrawersRequest
+    ) -> retrieval_pb2.ListDrawersResponse:
+        answer: retrieval_pb2.ListDrawersResponse = await self._call(
+            self._stub.ListDrawers, self._in_store(store, request)
+        )
+        return answer
+
     async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
         job: common_pb2.Job = await self._call(self._stub.Compose, self._in_store(store, request))
         return job
@@ -334,6 +346,15 @@ class RestTarget:
     ) -> corpus_pb2.SearchRawResponse:
         data = await self._call("POST", f"/v1/stores/{store}/raw/search", json=_body(request))
         return _parse(data, corpus_pb2.SearchRawResponse)
+
+    async def list_drawers(
+        self, store: str, request: retrieval_pb2.ListDrawersRequest
+    ) -> retrieval_pb2.ListDrawersResponse:
+        params = {"page_size": str(request.page.page_size or 50)}
+        if request.page.page_token:
+            params["page_token"] = request.page.page_token
+        data = await self._call("GET", f"/v1/stores/{store}/drawers", params=params)
+        return _parse(data, retrieval_pb2.ListDrawersResponse)
 
     async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
         data = await self._call(

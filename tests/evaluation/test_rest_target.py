@@ -31,6 +31,8 @@ async def test_tiny_eval_through_rest_matches_the_contract(
     assert all(s["recall_at_100"] == 1.0 for s in scifact["rankers"].values())
     locomo = results["sets"]["locomo"]["modes"]["hybrid"]["overall"]
     assert locomo["turn_recall_at_10"] == 1.0 and locomo["n"] == 3
+    authored = results["sets"]["locomo"]["authored"]
+    assert authored["drawers_authored"] >= 1, f"compose through REST wrote nothing: {authored}"
     assert report.exists()
     stores = await api.client.get("/v1/stores", headers=api.admin)
     assert not [s for s in stores.json()["stores"] if s["spec"]["name"].startswith("eval-")], (

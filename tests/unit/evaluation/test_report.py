@@ -162,11 +162,12 @@ def test_locomo_authored_drawers_are_labelled_with_their_ceiling(tmp_path: Path)
     locomo["modes"]["authored"] = locomo["modes"]["dense"]
     locomo["authored"] = {
         "invoker": "offline extractive",
-        "drawers_seen": 12,
+        "drawers_authored": 20,
+        "drawers_surfaced": 12,
         "evidence_turns": 4,
-        "evidence_turns_cited_by_a_seen_drawer": 1,
+        "evidence_turns_in_a_drawer": 1,
     }
     text = write_report(data, tmp_path).read_text()
     assert "search_raw, dense:" in text
     assert "search over drawers composed from the sessions (full scoring" in text
-    assert "surfaced 12 distinct drawers; 1 of 4 evidence turns were a source" in text
+    assert "Compose wrote 20 drawers, of which the searches surfaced 12; 1 of 4" in text
