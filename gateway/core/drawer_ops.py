@@ -115,16 +115,22 @@ class DrawerOperations(TierCalls):
         first.CopyFrom(request)
         limit = self._max_upload
 
+        def over(size: int) -> TooLarge:
+            return TooLarge(
+                f"the import is over {limit / 1e6:g} MB, the limit: split it into several",
+                field="body",
+            )
+
+        if len(first.jsonl) > limit:  # a gRPC caller may put lines in the first chunk too
+            raise over(len(first.jsonl))
+
         async def chunks() -> AsyncIterator[retrieval_pb2.ImportDrawersChunk]:
             yield first
-            size = 0
+            size = len(first.jsonl)
             async for piece in jsonl:
                 size += len(piece)
                 if size > limit:
-                    raise TooLarge(
-                        f"the import is over {limit / 1e6:g} MB, the limit: split it into several",
-                        field="body",
-                    )
+                    raise over(size)
                 if piece:
                     yield retrieval_pb2.ImportDrawersChunk(jsonl=piece)
 

@@ -4,6 +4,7 @@ them, streamed uploads, JSONL transfer and job progress, health."""
 
 from __future__ import annotations
 
+import json
 import typing
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -382,3 +383,44 @@ async def test_auth_matrix_over_grpc(api: Api, engram: gateway_pb2_grpc.EngramSt
                     )
     assert walked >= 50, f"only {walked} unary RPCs walked"
     assert not failures, "\n".join(failures)
+
+
+async def test_an_import_over_the_limit_is_refused_and_writes_nothing(
+    tiers: Tiers, tmp_path: Path, store_name: str
+) -> None:
+    settings = gateway_settings(tiers, tmp_path / "data", max_upload_bytes=2_000)
+    async with running_gateway(settings) as small:
+        port = small.app.state.grpc_port
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = gateway_pb2_grpc.EngramStub(channel)
+            await create_store(stub, store_name)
+            await stub.AddDrawerSigned(signed_write(store_name), metadata=ADMIN)
+            export = retrieval_pb2.ExportDrawersRequest(store=store(store_name))
+            line = b"".join([p.jsonl async for p in stub.ExportDrawers(export, metadata=ADMIN)])
+            await stub.DeleteDrawer(
+                authoring_pb2.DeleteDrawerRequest(
+                    store=store(store_name), id=json_id(line), reason="make room for the import"
+                ),
+                metadata=ADMIN,
+            )
+            big = line * (2_000 // len(line) + 1)  # the same line repeated past the limit
+
+            def in_the_first_chunk() -> Iterator[retrieval_pb2.ImportDrawersChunk]:
+                yield retrieval_pb2.ImportDrawersChunk(store=store(store_name), jsonl=big)
+
+            def streamed() -> Iterator[retrieval_pb2.ImportDrawersChunk]:
+                yield retrieval_pb2.ImportDrawersChunk(store=store(store_name))
+                for start in range(0, len(big), 500):
+                    yield retrieval_pb2.ImportDrawersChunk(jsonl=big[start : start + 500])
+
+            for chunks in (in_the_first_chunk, streamed):
+                error = await refusal(stub.ImportDrawers(chunks(), metadata=ADMIN))
+                assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (
+                    f"{chunks.__name__}: {error.code().name} {error.details()}"
+                )
+                assert "limit" in (error.details() or "")
+                assert await drawer_count(stub, store_name) == 0, "a refused import wrote"
+
+
+def json_id(line: bytes) -> str:
+    return str(json.loads(line)["id"])
