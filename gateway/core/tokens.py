@@ -219,3 +219,12 @@ def _record(row: Sequence[object]) -> TokenRecord:
         created_at=datetime.fromisoformat(str(created)),
         last_used_at=None if used is None else datetime.fromisoformat(str(used)),
     )
+
+
+def bearer_credentials(header: str) -> str | None:
+    """The token of an `Authorization` value `Bearer <token>` (scheme case-insensitive);
+    None when the value is of another scheme or carries no token. Every face parses here."""
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()

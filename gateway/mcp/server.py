@@ -41,6 +41,7 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
+from gateway.core.tokens import bearer_credentials
 from gateway.mcp import framing
 from gateway.mcp.tools import (
     MAX_MCP_BODY_BYTES,
@@ -245,11 +246,7 @@ def _version() -> str:
 def _bearer(scope: Scope) -> str | None:
     for key, value in scope.get("headers", []):
         if key == b"authorization":
-            header = bytes(value).decode("latin-1")
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
-            return None
+            return bearer_credentials(bytes(value).decode("latin-1"))
     return None
 
 

@@ -23,6 +23,7 @@ from google.protobuf.message import Message
 from gateway.core.access import REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
+from gateway.core.tokens import bearer_credentials
 from services.runtime.errors import InvalidInput, Unauthenticated
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
@@ -50,14 +51,13 @@ def bearer_token(metadata: Metadata) -> str:
     for key, value in metadata:
         if key.lower() != "authorization":
             continue
-        text = value.decode() if isinstance(value, bytes) else value
-        scheme, _, token = text.strip().partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            return token.strip()
-        raise Unauthenticated(
-            "the authorization metadata must be 'Bearer <token>' "
-            "(create a token with engram token create)"
-        )
+        token = bearer_credentials(value.decode() if isinstance(value, bytes) else value)
+        if token is None:
+            raise Unauthenticated(
+                "the authorization metadata must be 'Bearer <token>' "
+                "(create a token with engram token create)"
+            )
+        return token
     raise Unauthenticated(
         "this RPC needs the metadata authorization: Bearer <token> "
         "(create a token with engram token create)"
