@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,13 +21,13 @@ from typing import Any
 
 import httpx
 from engram.v1 import common_pb2, gateway_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
-from google.protobuf import json_format
 
 from services.bench.embedder import _free_port
-from services.bench.report import markdown_table
+from services.bench.report import markdown_table, percentile
 from services.bench.retrieval import running_tier
 from services.bench.synthetic import synthetic_drawers, synthetic_queries
 from services.launcher.redis_supervisor import ensure_redis
+from services.retrieval.core.drawer_jsonl import drawer_to_line
 from services.runtime.grpc_client import ClientPolicy, create_channel
 
 STORE = "bench-gateway"
@@ -58,19 +57,12 @@ def _say(message: str) -> None:
 
 
 def summarise(latencies_ms: Sequence[float], errors: int, wall_s: float) -> dict[str, float]:
-    ordered = sorted(latencies_ms)
-
-    def pct(q: float) -> float:
-        if not ordered:
-            return float("nan")
-        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
     return {
-        "p50_ms": statistics.median(ordered) if ordered else float("nan"),
-        "p99_ms": pct(0.99),
-        "requests_per_s": len(ordered) / wall_s if wall_s > 0 else 0.0,
+        "p50_ms": percentile(latencies_ms, 50),
+        "p99_ms": percentile(latencies_ms, 99),
+        "requests_per_s": len(latencies_ms) / wall_s if wall_s > 0 else 0.0,
         "errors": float(errors),
-        "requests": float(len(ordered) + errors),
+        "requests": float(len(latencies_ms) + errors),
     }
 
 
@@ -146,11 +138,7 @@ class Paths:
     async def create_store_and_fill(self, drawers: Sequence[common_pb2.Drawer]) -> None:
         created = await self._http.post("/v1/stores", json={"spec": {"name": STORE}})
         created.raise_for_status()
-        jsonl = b"".join(
-            json_format.MessageToJson(d, indent=None, preserving_proto_field_name=True).encode()
-            + b"\n"
-            for d in drawers
-        )
+        jsonl = "".join(drawer_to_line(d) + "\n" for d in drawers).encode()
         imported = await self._http.post(
             f"/v1/stores/{STORE}/drawers:import",
             content=jsonl,

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 
 from services.bench.embedder import _free_port
-from services.bench.report import markdown_table
+from services.bench.report import markdown_table, percentile
 from services.bench.synthetic import (
     SyntheticQuery,
     cached_vectors,
@@ -137,26 +137,22 @@ class Sample:
     results: int
 
 
-def _p(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
-
-
 def summarise(samples: Sequence[Sample]) -> dict[str, float]:
     """p50/p99 end to end and the p50 of each server stage (ms)."""
     return {
-        "e2e_p50": _p([s.e2e_ms for s in samples], 50),
-        "e2e_p99": _p([s.e2e_ms for s in samples], 99),
-        "embed_p50": _p([s.embed_ms for s in samples], 50),
-        "candidates_p50": _p([s.candidates_ms for s in samples], 50),
-        "scoring_p50": _p([s.scoring_ms for s in samples], 50),
-        "server_p50": _p([s.server_ms for s in samples], 50),
+        "e2e_p50": percentile([s.e2e_ms for s in samples], 50),
+        "e2e_p99": percentile([s.e2e_ms for s in samples], 99),
+        "embed_p50": percentile([s.embed_ms for s in samples], 50),
+        "candidates_p50": percentile([s.candidates_ms for s in samples], 50),
+        "scoring_p50": percentile([s.scoring_ms for s in samples], 50),
+        "server_p50": percentile([s.server_ms for s in samples], 50),
         # Drawer fetch after the cut (in total_ms, in no named stage).
-        "fetch_p50": _p(
+        "fetch_p50": percentile(
             [s.server_ms - s.embed_ms - s.candidates_ms - s.scoring_ms for s in samples], 50
         ),
         # Transport, (de)serialisation, interceptors and the retrieval log.
-        "outside_p50": _p([s.e2e_ms - s.server_ms for s in samples], 50),
-        "candidates_considered_p50": _p([float(s.candidates) for s in samples], 50),
+        "outside_p50": percentile([s.e2e_ms - s.server_ms for s in samples], 50),
+        "candidates_considered_p50": percentile([float(s.candidates) for s in samples], 50),
         "results_mean": statistics.fmean(s.results for s in samples) if samples else 0.0,
     }
 
@@ -325,7 +321,7 @@ def _timed_p50(work: Callable[[int], object], count: int) -> float:
         started = time.perf_counter()
         work(i)
         times.append((time.perf_counter() - started) * 1000)
-    return _p(times, 50)
+    return percentile(times, 50)
 
 
 def probe_pool(
