@@ -68,16 +68,11 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _dev_token() -> str:
-    """The development admin token `engram up` keeps under ENGRAM_DATA_DIR, if there is one."""
-    import os
+    """The development admin token `engram up` keeps beside its logs, if there is one."""
+    from services.launcher.dev_token import saved_dev_token
+    from services.launcher.settings import LauncherSettings
 
-    from services.launcher.dev_token import TOKEN_FILE
-
-    path = Path(os.environ.get("ENGRAM_DATA_DIR", "data")) / "run" / TOKEN_FILE
-    try:
-        return path.read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
+    return saved_dev_token(LauncherSettings().run_dir) or ""
 
 
 def _config(args: argparse.Namespace) -> int:

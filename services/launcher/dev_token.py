@@ -49,6 +49,12 @@ def admin_token(run_dir: Path, environ: Mapping[str, str]) -> AdminToken:
     return AdminToken(_create(path), str(path), created=True)
 
 
+def saved_dev_token(run_dir: Path) -> str | None:
+    """The development token an earlier `engram up` kept in `run_dir`, if any (for clients on
+    the same machine, such as `engram eval`)."""
+    return _read(run_dir / TOKEN_FILE)
+
+
 def _read(path: Path) -> str | None:
     try:
         token = path.read_text(encoding="utf-8").strip()

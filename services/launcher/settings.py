@@ -23,3 +23,8 @@ class LauncherSettings(BaseSettings):
         description="how long to wait for every tier to report SERVING and the gateway ready",
     )
     stop_grace_s: float = Field(10.0, gt=0, description="SIGTERM grace before SIGKILL on stop")
+
+    @property
+    def run_dir(self) -> Path:
+        """Where `engram up` keeps logs, its state file and the development token."""
+        return self.data_dir / "run"

@@ -66,7 +66,7 @@ class Stack:
         self.out = out
         self.redis: RedisHandle | None = None
         self.tiers: list[RunningTier] = []
-        self.run_dir = settings.data_dir / "run"
+        self.run_dir = settings.run_dir
         self.admin: AdminToken | None = None
 
     def say(self, line: str) -> None:

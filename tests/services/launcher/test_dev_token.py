@@ -6,7 +6,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from services.launcher.dev_token import admin_token
+from services.launcher.dev_token import admin_token, saved_dev_token
 from services.launcher.summary import stack_summary
 
 
@@ -56,3 +56,9 @@ def test_the_summary_says_when_the_gateway_serves_no_grpc(tmp_path: Path) -> Non
         stack_summary("127.0.0.1", 8080, token, tmp_path, {"ENGRAM_GATEWAY_GRPC_ENABLED": "false"})
     )
     assert "gRPC     off" in text and "50050" not in text
+
+
+def test_saved_dev_token_is_what_the_launcher_kept_or_none(tmp_path: Path) -> None:
+    assert saved_dev_token(tmp_path / "run") is None, "no token file yet"
+    kept = admin_token(tmp_path / "run", {})
+    assert saved_dev_token(tmp_path / "run") == kept.value
