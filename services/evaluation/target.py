@@ -23,7 +23,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import grpc
 import httpx
@@ -163,12 +163,12 @@ class GrpcTarget:
                 f"{error.code().name} from {self._address}: {error.details()}"
             ) from error
 
-    @staticmethod
-    def _in_store(store: str, request: M) -> M:
+    async def _store_call(self, rpc: Any, store: str, request: Message) -> Any:
+        """`request` sent to `rpc` naming only the store; the gateway fills in the rest."""
         sent = type(request)()
         sent.CopyFrom(request)
         sent.store.CopyFrom(common_pb2.StoreContext(name=store))  # type: ignore[attr-defined]
-        return sent
+        return await self._call(rpc, sent)
 
     async def create_store(self, spec: gateway_pb2.StoreSpec) -> None:
         await self._call(self._stub.CreateStore, gateway_pb2.CreateStoreRequest(spec=spec))
@@ -196,38 +196,36 @@ class GrpcTarget:
     async def search(
         self, store: str, request: retrieval_pb2.SearchRequest
     ) -> retrieval_pb2.SearchResponse:
-        answer: retrieval_pb2.SearchResponse = await self._call(
-            self._stub.Search, self._in_store(store, request)
+        return cast(
+            retrieval_pb2.SearchResponse, await self._store_call(self._stub.Search, store, request)
         )
-        return answer
 
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest
     ) -> corpus_pb2.AddRawSessionResponse:
-        answer: corpus_pb2.AddRawSessionResponse = await self._call(
-            self._stub.AddRawSession, self._in_store(store, request)
+        return cast(
+            corpus_pb2.AddRawSessionResponse,
+            await self._store_call(self._stub.AddRawSession, store, request),
         )
-        return answer
 
     async def search_raw(
         self, store: str, request: corpus_pb2.SearchRawRequest
     ) -> corpus_pb2.SearchRawResponse:
-        answer: corpus_pb2.SearchRawResponse = await self._call(
-            self._stub.SearchRaw, self._in_store(store, request)
+        return cast(
+            corpus_pb2.SearchRawResponse,
+            await self._store_call(self._stub.SearchRaw, store, request),
         )
-        return answer
 
     async def list_drawers(
         self, store: str, request: retrieval_pb2.ListDrawersRequest
     ) -> retrieval_pb2.ListDrawersResponse:
-        answer: retrieval_pb2.ListDrawersResponse = await self._call(
-            self._stub.ListDrawers, self._in_store(store, request)
+        return cast(
+            retrieval_pb2.ListDrawersResponse,
+            await self._store_call(self._stub.ListDrawers, store, request),
         )
-        return answer
 
     async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
-        job: common_pb2.Job = await self._call(self._stub.Compose, self._in_store(store, request))
-        return job
+        return cast(common_pb2.Job, await self._store_call(self._stub.Compose, store, request))
 
     async def get_job(self, job_id: str) -> common_pb2.Job:
         job: common_pb2.Job = await self._call(
