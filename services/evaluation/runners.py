@@ -392,35 +392,35 @@ async def _authored_rows(
         return lambda: target.search(store, request)
 
     answers = await _gather_bounded([job_of(q.question) for q in asked], concurrency)
-    rows, drawers = [], {}
+    rows: list[tuple[int, dict[str, float]]] = []
+    surfaced: set[str] = set()
     for question, answer in zip(asked, answers, strict=True):
-        cited = []
-        for hit in answer.results:
-            drawers[hit.drawer.id] = hit.drawer
-            turns = [
-                turn_of[key]
-                for arc in hit.drawer.derived_from
-                if (key := (arc.session_id, arc.ordinal)) in turn_of
-            ]
-            cited.append(turns)
+        surfaced.update(hit.drawer.id for hit in answer.results)
+        cited = [_source_turns(hit.drawer, turn_of) for hit in answer.results]
         scores = _drawer_recall_scores(cited, question.evidence, question.evidence_sessions)
         rows.append((question.category, scores))
     # The ceiling: evidence turns that any authored drawer was made from, found or not.
     authored = await _all_drawers(target, store)
-    covered = {
-        turn_of[(arc.session_id, arc.ordinal)][0]
-        for drawer in authored
-        for arc in drawer.derived_from
-        if (arc.session_id, arc.ordinal) in turn_of
-    }
+    covered = {dia for drawer in authored for dia, _ in _source_turns(drawer, turn_of)}
     evidence = {e for q in asked for e in q.evidence}
     stats = {
         "drawers_authored": float(len(authored)),
-        "drawers_surfaced": float(len(drawers)),
+        "drawers_surfaced": float(len(surfaced)),
         "evidence_turns": float(len(evidence)),
         "evidence_turns_in_a_drawer": float(len(evidence & covered)),
     }
     return rows, stats
+
+
+def _source_turns(
+    drawer: common_pb2.Drawer, turn_of: dict[tuple[str, int], tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """The (dialog id, session number) turns a drawer was made from (its derived_from arcs)."""
+    return [
+        turn_of[key]
+        for arc in drawer.derived_from
+        if (key := (arc.session_id, arc.ordinal)) in turn_of
+    ]
 
 
 async def _all_drawers(target: EvalTarget, store: str) -> list[common_pb2.Drawer]:
