@@ -346,7 +346,7 @@ def probe_pool(
     texts = [q.text for q in queries]
     # Keyword hits the vector search missed: the tier reads their stored vectors for a cosine.
     keyword_only = [
-        [k for k in pool.keyword_search(text, _ACTIVE_ONLY, DEPTH) if k not in set(hits)]
+        [k for k in pool.keyword_search(text, _ACTIVE_ONLY, DEPTH).ids if k not in set(hits)]
         for text, hits in zip(texts, hit_ids, strict=True)
     ]
     n = len(queries)

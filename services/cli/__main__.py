@@ -39,10 +39,13 @@ def _eval(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         scifact_queries=args.scifact_queries,
         locomo_conversations=args.locomo_conversations,
+        locomo_authored=not args.in_process,
     )
 
-    token = args.token or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
-    if not token:
+    token = ""
+    if not args.in_process:
+        token = args.token or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
+    if not token and not args.in_process:
         print(
             "engram eval needs an admin token: --token, ENGRAM_TOKEN, or the development "
             "token `make run` keeps in data/run/dev-token",
@@ -52,7 +55,11 @@ def _eval(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         target: EvalTarget
-        if args.grpc:
+        if args.in_process:
+            from services.evaluation.inprocess import InProcessTarget
+
+            target = await InProcessTarget().start()
+        elif args.grpc:
             target = GrpcTarget(args.grpc_addr, token)
         else:
             url = args.url or os.environ.get("ENGRAM_URL", "http://127.0.0.1:8080")
@@ -73,6 +80,51 @@ def _dev_token() -> str:
     from services.launcher.settings import LauncherSettings
 
     return saved_dev_token(LauncherSettings().run_dir) or ""
+
+
+def _intent_model(args: argparse.Namespace) -> int:
+    from services.embedder.core import load_model, resolve_model_path
+    from services.retrieval.core.intent import load_intent_model, model_path
+    from services.retrieval.intent_training import (
+        accuracy,
+        data_digest,
+        data_files,
+        load_queries,
+        train,
+        write_model,
+    )
+
+    model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
+
+    def embed(texts: list[str]) -> object:
+        return model.encode(texts, batch_size=64)
+
+    status = 0
+    for library in args.library or ("default", "companion"):
+        if args.action == "train":
+            trained = train(library, embed)  # type: ignore[arg-type]
+            write_model(trained, model_path(library))
+            print(
+                f"{library}: {trained.metadata['train_queries']} training queries, "
+                f"{len(trained.vocabulary)} terms, validation accuracy "
+                f"{trained.metadata['validation_accuracy']:.3f} → {model_path(library)}"
+            )
+            continue
+        shipped = load_intent_model(library)
+        validation = [q for q in load_queries(library) if q.split == "validation"]
+        figure = accuracy(
+            shipped,
+            [q.text for q in validation],
+            [q.intent for q in validation],
+            embed,  # type: ignore[arg-type]
+        )
+        stale = shipped.metadata.get("data_sha256") != data_digest(data_files(library))
+        print(
+            f"{library}: validation accuracy {figure:.3f} on {len(validation)} queries"
+            + ("; STALE: the labelled data changed since training" if stale else "")
+        )
+        status = status or (1 if stale else 0)
+    return status
 
 
 def _config(args: argparse.Namespace) -> int:
@@ -109,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--grpc", action="store_true", help="use the gateway's public gRPC API instead of REST"
     )
     ev.add_argument("--grpc-addr", default="127.0.0.1:50050", help="with --grpc")
+    ev.add_argument(
+        "--in-process",
+        action="store_true",
+        help="start the embedder, retrieval and corpus tiers in this process (no stack, no "
+        "token; LoCoMo's authored mode is skipped)",
+    )
     ev.add_argument("--data", type=Path, help="evaluation data (ENGRAM_EVAL_DATA, ../shared/eval)")
     ev.add_argument(
         "--thesis", type=Path, action="append", default=[], help="a thesis-schema file (repeat)"
@@ -119,6 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--scifact-queries", type=int, help="only the first N SciFact test queries")
     ev.add_argument("--locomo-conversations", type=int, help="only the first N conversations")
     ev.set_defaults(func=_eval)
+    intent = sub.add_parser(
+        "intent-model", help="train or check the intent classifiers (eval/sets/intent)"
+    )
+    intent.add_argument("action", choices=("train", "check"))
+    intent.add_argument(
+        "--library", action="append", choices=("default", "companion"), help="(repeatable)"
+    )
+    intent.set_defaults(func=_intent_model)
     config = sub.add_parser("config", help="print every setting, its variable and default")
     config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
     config.set_defaults(func=_config)

@@ -19,6 +19,8 @@ THESIS_COLUMNS = (
     ("silence_accuracy", "silence acc."),
     ("answered_at_default_floor", "answered @ floor"),
     ("narrative_set_recall_at_5", "narrative set R@5"),
+    ("narrative_set_recall_at_5_floor", "narrative R@5 @ floor"),
+    ("intent_accuracy", "intent acc."),
 )
 LOCOMO_COLUMNS = (
     ("turn_recall_at_5", "turn R@5"),

@@ -56,6 +56,7 @@ class EvalOptions:
     concurrency: int = 4
     scifact_queries: int | None = None  # a stated subset of the test queries (None: all)
     locomo_conversations: int | None = None  # the first N conversations (None: all)
+    locomo_authored: bool = True  # also through composed drawers (needs the authoring tier)
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.sets) - set(SETS))
@@ -132,6 +133,7 @@ async def run_eval(
             conversations,
             questions_per_conversation=questions,
             concurrency=options.concurrency,
+            authored=options.locomo_authored,
             progress=say,
         )
     results: Results = {

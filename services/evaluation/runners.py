@@ -60,7 +60,11 @@ THESIS_RANKERS: dict[str, int] = {
     "cosine": retrieval_pb2.RANKER_MODE_COSINE,
     "hybrid": retrieval_pb2.RANKER_MODE_HYBRID,
     "full": retrieval_pb2.RANKER_MODE_FULL,
+    # The full ranker as most agents use it: no intent passed, the engine infers one.
+    "full_inferred": retrieval_pb2.RANKER_MODE_FULL,
 }
+# Rankers asked without the labelled intent; their rows also report intent accuracy.
+INFERRED_INTENT_RANKERS = frozenset({"full_inferred"})
 SCIFACT_RANKERS: dict[str, int] = {
     "keyword": retrieval_pb2.RANKER_MODE_KEYWORD,
     "dense": retrieval_pb2.RANKER_MODE_DENSE,
@@ -143,16 +147,23 @@ def _thesis_gains(query: ThesisQuery) -> dict[str, float]:
     return {item: (2.0 if index == 0 else 1.0) for index, item in enumerate(query.relevant)}
 
 
-def _score_thesis(query: ThesisQuery, ranked: list[str], floored: list[str]) -> dict[str, float]:
+def _score_thesis(
+    query: ThesisQuery, ranked: list[str], floored: list[str], inferred_intent: str | None = None
+) -> dict[str, float]:
+    intent = {}
+    if inferred_intent is not None and query.intent:
+        intent = {"intent_correct": 1.0 if inferred_intent == query.intent else 0.0}
     if query.kind == "silence":
-        return {"silence_correct": silence_correct(floored)}
+        return {"silence_correct": silence_correct(floored), **intent}
     scores = {
+        **intent,
         "mrr": reciprocal_rank(ranked, query.relevant),
         "ndcg_at_5": ndcg_at(ranked, _thesis_gains(query), 5),
         "answered": 1.0 if floored else 0.0,
     }
     if query.kind == "narrative":
         scores["set_recall_at_5"] = recall_at(ranked, query.relevant, 5)
+        scores["set_recall_at_5_floor"] = recall_at(floored, query.relevant, 5)
     else:
         scores["right_at_1"] = right_at_1(ranked, query.relevant)
     return scores
@@ -180,7 +191,9 @@ def _summarise_thesis(per_query: list[tuple[ThesisQuery, dict[str, float]]]) -> 
         "silence_n": len(silence),
         "answered_at_default_floor": _mean(s["answered"] for s in answerable),
         "narrative_set_recall_at_5": _mean(s["set_recall_at_5"] for s in narrative),
+        "narrative_set_recall_at_5_floor": _mean(s["set_recall_at_5_floor"] for s in narrative),
         "narrative_n": len(narrative),
+        "intent_accuracy": _mean(s["intent_correct"] for _, s in per_query if "intent_correct" in s),
         "by_kind": kinds,
     }
 
@@ -206,20 +219,24 @@ async def run_thesis(
         await target.import_drawers(store, thesis.drawers)
         loaded = time.perf_counter()
 
-        def job(query: ThesisQuery, ranker: int) -> Callable[[], Awaitable[dict[str, float]]]:
+        def job(
+            query: ThesisQuery, ranker: int, infer: bool
+        ) -> Callable[[], Awaitable[dict[str, float]]]:
+            intent = "" if infer else query.intent
+
             async def run() -> dict[str, float]:
-                floored = await _ids(
-                    target,
+                answer = await target.search(
                     store,
                     _search_request(
                         query.text,
                         ranker,
                         n_results=10,
                         min_score=None,
-                        intent=query.intent,
+                        intent=intent,
                         as_of=THESIS_NOW,
                     ),
                 )
+                floored = [hit.drawer.id for hit in answer.results]
                 ranked = floored
                 if query.kind != "silence":
                     ranked = await _ids(
@@ -230,17 +247,20 @@ async def run_thesis(
                             ranker,
                             n_results=10,
                             min_score=-1.0,
-                            intent=query.intent,
+                            intent=intent,
                             as_of=THESIS_NOW,
                         ),
                     )
-                return _score_thesis(query, ranked, floored)
+                return _score_thesis(query, ranked, floored, answer.intent if infer else None)
 
             return run
 
         rankers: dict[str, Any] = {}
         for name, ranker in THESIS_RANKERS.items():
-            scores = await _gather_bounded([job(q, ranker) for q in thesis.queries], concurrency)
+            infer = name in INFERRED_INTENT_RANKERS
+            scores = await _gather_bounded(
+                [job(q, ranker, infer) for q in thesis.queries], concurrency
+            )
             rankers[name] = _summarise_thesis(list(zip(thesis.queries, scores, strict=True)))
             if progress:
                 progress(f"thesis {thesis.name}: {name} right@1 {rankers[name]['right_at_1']:.3f}")

@@ -6,8 +6,8 @@
    keyword ranker's order; the keyword and dense rankers keep one retriever's hits only).
 3-6. The pure scorer (`services.retrieval.core`) drops similarity < -0.3, applies pin status,
    the 6 signals with dampening and the keyword boost; `select` applies min_score and the cut.
-7. Without an intent, the intent is inferred (cue words + prototype embeddings); an explicit
-   intent always wins.
+7. Without an intent, the intent is inferred by the library's trained classifier (a mixture
+   when it is unsure); an explicit intent always wins.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
@@ -24,12 +24,13 @@ from engram.v1 import common_pb2
 
 from services.embedder.client import EmbedderClient
 from services.retrieval.core import (
+    Candidate,
     Ranking,
     ScoredCandidate,
     ScoringContext,
     TypeLibrary,
-    classify_intent,
     library_for,
+    load_intent_model,
     rank,
     select,
 )
@@ -70,6 +71,26 @@ class SearchSpec:
 
 
 @dataclass(frozen=True)
+class InferredIntent:
+    """The intent a search scores with: given, or inferred (maybe as a mixture)."""
+
+    intent: str
+    inferred: bool
+    confidence: float
+    weights: Mapping[str, float] | None
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """The merged candidates of one query, with what scoring reads beside them."""
+
+    candidates: list[Candidate]
+    keyword_reference: float
+    vectors: Mapping[str, npt.NDArray[np.float32]] | None
+
+
+@dataclass(frozen=True)
 class SearchHitResult:
     scored: ScoredCandidate
     drawer: common_pb2.Drawer
@@ -88,6 +109,7 @@ class SearchOutcome:
     intent: str
     intent_inferred: bool
     intent_confidence: float
+    intent_reasons: tuple[str, ...]
     ranking: Ranking
     hits: list[SearchHitResult]
     candidates_considered: int
@@ -102,33 +124,12 @@ class SearchLimits:
     max_n_results: int = 200
 
 
-class IntentPrototypes:
-    """Embeddings of each library's example queries, computed once per library on first use."""
-
-    def __init__(self, embedder: EmbedderClient) -> None:
-        self._embedder = embedder
-        self._by_library: dict[str, dict[str, npt.NDArray[np.float32]]] = {}
-        self._lock = asyncio.Lock()
-
-    async def get(self, library: TypeLibrary) -> dict[str, npt.NDArray[np.float32]]:
-        async with self._lock:
-            cached = self._by_library.get(library.name)
-            if cached is None:
-                cached = {}
-                for intent, examples in library.intent_examples.items():
-                    if examples:
-                        cached[intent] = await self._embedder.embed(list(examples))
-                self._by_library[library.name] = cached
-            return cached
-
-
 class SearchEngine:
     """Runs searches against pools, with the embedder for query vectors."""
 
     def __init__(self, embedder: EmbedderClient, limits: SearchLimits | None = None) -> None:
         self.embedder = embedder
         self.limits = limits or SearchLimits()
-        self.prototypes = IntentPrototypes(embedder)
 
     def validate(self, spec: SearchSpec) -> None:
         """Refuse what cannot be searched, with a message that says what to change."""
@@ -155,7 +156,8 @@ class SearchEngine:
         vector = await self.embedder.embed_query(spec.query)
         embedded = time.perf_counter()
 
-        intent, inferred, confidence = await self._intent(spec, library, vector)
+        guess = self._intent(spec, library, vector)
+        intent = guess.intent
         depth = spec.depth or self.limits.default_depth
         flt = MetaFilter(
             wing=spec.wing,
@@ -165,7 +167,10 @@ class SearchEngine:
             if spec.include_deprecated or intent == "history"
             else frozenset({"deprecated"}),
         )
-        candidates = await asyncio.to_thread(self._candidates, pool, vector, spec.query, flt, depth)
+        gathered_set = await asyncio.to_thread(
+            self._candidates, pool, vector, spec.query, flt, depth, spec.ranker == "full"
+        )
+        candidates = gathered_set.candidates
         gathered = time.perf_counter()
 
         now = spec.as_of or datetime.now(UTC)
@@ -178,8 +183,10 @@ class SearchEngine:
             default_tier=store.default_tier,
             ranker=spec.ranker,  # type: ignore[arg-type]
             include_deprecated=spec.include_deprecated,
+            keyword_reference=gathered_set.keyword_reference,
+            intent_weights=guess.weights,
         )
-        ranking = rank(candidates, ctx)
+        ranking = rank(candidates, ctx, gathered_set.vectors)
         n_results = spec.n_results if spec.n_results is not None else store.n_results
         min_score = spec.min_score if spec.min_score is not None else store.min_score
         chosen = select(ranking, n_results, min_score)
@@ -193,8 +200,9 @@ class SearchEngine:
         done = time.perf_counter()
         return SearchOutcome(
             intent=ranking.intent,
-            intent_inferred=inferred,
-            intent_confidence=confidence,
+            intent_inferred=guess.inferred,
+            intent_confidence=guess.confidence,
+            intent_reasons=guess.reasons,
             ranking=ranking,
             hits=hits,
             candidates_considered=len(candidates),
@@ -206,9 +214,9 @@ class SearchEngine:
             ),
         )
 
-    async def _intent(
+    def _intent(
         self, spec: SearchSpec, library: TypeLibrary, vector: npt.NDArray[np.float32]
-    ) -> tuple[str, bool, float]:
+    ) -> InferredIntent:
         explicit = spec.intent.strip().lower()
         if explicit:
             if explicit not in library.intents:
@@ -217,11 +225,11 @@ class SearchEngine:
                     f"{list(library.intents)}; leave it empty to have it inferred",
                     field="intent",
                 )
-            return explicit, False, 1.0
-        guess = classify_intent(
-            spec.query, library, query_vector=vector, prototypes=await self.prototypes.get(library)
+            return InferredIntent(explicit, False, 1.0, None, ())
+        guess = load_intent_model(library.name).classify(spec.query, vector)
+        return InferredIntent(
+            guess.intent, True, guess.confidence, guess.weights, tuple(guess.reasons)
         )
-        return guess.intent, True, guess.confidence
 
     def _candidates(
         self,
@@ -230,27 +238,37 @@ class SearchEngine:
         text: str,
         flt: MetaFilter,
         depth: int,
-    ) -> list:  # type: ignore[type-arg]
+        with_vectors: bool,
+    ) -> CandidateSet:
         vector_hits = dict(pool.vector_search(vector, flt, depth))
-        keyword_ids = pool.keyword_search(text, flt, depth)
-        keyword_only = [i for i in keyword_ids if i not in vector_hits]
-        if keyword_only:
-            stored = pool.vectors_of(keyword_only)
-            for drawer_id, stored_vector in stored.items():
-                vector_hits.setdefault(drawer_id, float(np.dot(stored_vector, vector)))
+        keyword = pool.keyword_search(text, flt, depth)
+        keyword_only = [hit.id for hit in keyword.hits if hit.id not in vector_hits]
+        # Topical neighbourhoods compare candidates with each other: the full ranker reads
+        # every candidate's stored vector (keyword-only hits need theirs for a cosine anyway).
+        wanted = [*vector_hits, *keyword_only] if with_vectors else keyword_only
+        stored = pool.vectors_of(wanted) if wanted else {}
+        for drawer_id in keyword_only:
+            if drawer_id in stored:
+                vector_hits.setdefault(drawer_id, float(np.dot(stored[drawer_id], vector)))
         # FTS5 answers in BM25 order: the position is the keyword ranker's order.
-        keyword_rank = {drawer_id: position for position, drawer_id in enumerate(keyword_ids)}
+        keyword_rank = {hit.id: (position, hit.score) for position, hit in enumerate(keyword.hits)}
         candidates = []
         for drawer_id, similarity in vector_hits.items():
             meta = pool.meta(drawer_id)
             if meta is None:  # deleted between the search and now
                 continue
-            candidate = meta.candidate(
-                similarity,
-                keyword_hit=drawer_id in keyword_rank,
-                vector_hit=drawer_id not in keyword_only,
+            position, bm25 = keyword_rank.get(drawer_id, (None, None))
+            candidates.append(
+                meta.candidate(
+                    similarity,
+                    keyword_hit=drawer_id in keyword_rank,
+                    vector_hit=drawer_id not in keyword_only,
+                    keyword_rank=position,
+                    keyword_score=bm25,
+                )
             )
-            if drawer_id in keyword_rank:
-                candidate = replace(candidate, keyword_rank=keyword_rank[drawer_id])
-            candidates.append(candidate)
-        return candidates
+        return CandidateSet(
+            candidates=candidates,
+            keyword_reference=keyword.reference,
+            vectors=stored if with_vectors else None,
+        )

@@ -391,6 +391,12 @@ def _search_response(
         intent=outcome.intent,
         intent_inferred=outcome.intent_inferred,
         intent_confidence=outcome.intent_confidence,
+        intent_mixture=[
+            retrieval_pb2.IntentShare(intent=intent, weight=weight)
+            for intent, weight in outcome.ranking.intent_weights
+        ],
+        intent_reasons=outcome.intent_reasons,
+        topically_lifted=sum(1 for hit in outcome.hits if hit.scored.breakdown.lifted_by),
         results=results,
         dampening=convert.dampening(outcome.ranking.dampening),
         candidates_considered=outcome.candidates_considered,

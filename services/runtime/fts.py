@@ -12,6 +12,13 @@ index can never drift except by a crash mid-`rebuild` (which `rebuild()` repairs
 User text never reaches `MATCH` raw: `FtsQuery.parse` keeps only letters and digits, so every
 term is a plain word that is then quoted as an FTS5 string; no input can be a syntax error.
 
+Tokenizer: Porter stemming over unicode61 (diacritics folded), so "retries", "retried" and
+"retry" meet; measured on SciFact and LoCoMo it lifts keyword recall and every fusion over it
+(docs/decisions/0011-relevance-fusion.md). An index written with another tokenizer is
+re-tokenized on open (`rebuild` from the content table, which holds the source text).
+Document frequencies live under the stemmed token, so query terms are stemmed through a
+private in-memory FTS5 table with the same tokenizer before they are looked up.
+
 Common terms: FTS5 walks the whole doclist of every term it matches. On 1M rows a term in 40%
 of them costs ~600 ms p50, a rare one 0.4 ms. Before searching, the index looks up each
 term's document frequency in `docs_vocab` (an indexed seek, ~0.05 ms) and drops terms in more
@@ -29,6 +36,7 @@ see the last committed state; a search inside a `transaction()` does not see its
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 import threading
@@ -59,6 +67,10 @@ PROBE_MAX_IDS = 64
 # Longer "words" are pasted blobs (hashes, base64), never something a person searches for.
 MAX_TERM_CHARS = 64
 _DF_CACHE_MAX = 10_000
+_STEM_CACHE_MAX = 50_000
+DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2"
+# FTS5's bm25() floors a term's IDF here (a term in more than half the rows has log ≤ 0).
+MIN_IDF = 1e-6
 _RESERVED = frozenset({"id", "rowid", "rank", "docs_fts", "docs"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Letters and digits only: what the unicode61 tokenizer also treats as token characters.
@@ -71,6 +83,19 @@ class FtsHit:
 
     id: str
     score: float
+
+
+@dataclass(frozen=True)
+class KeywordHits:
+    """The keyword matches of one query, best first, with the query's absolute BM25 scale."""
+
+    hits: tuple[FtsHit, ...] = ()
+    reference: float = 0.0  # `FtsIndex.reference_score` of the query
+
+    @property
+    def ids(self) -> list[str]:
+        """The matching row ids, best first."""
+        return [hit.id for hit in self.hits]
 
 
 def quote_term(term: str) -> str:
@@ -119,10 +144,52 @@ def build_match(
     return FtsQuery.parse(user_text, stopwords=stopwords, max_terms=max_terms).to_match()
 
 
-def _vocab_key(term: str) -> str:
-    # What `remove_diacritics 2` stores: a miss only means the term is treated as rare.
-    decomposed = unicodedata.normalize("NFD", term)
-    return "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+class _Stemmer:
+    """Query terms → the tokens the index stores for them, through FTS5's own tokenizer.
+
+    One private in-memory database per tokenizer, behind a lock; results are cached per term
+    (a stem never changes), so a term costs one tiny insert the first time it is seen.
+    """
+
+    def __init__(self, tokenizer: str) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[str, str] = {}
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._conn.execute(f"CREATE VIRTUAL TABLE stem USING fts5(t, tokenize='{tokenizer}')")
+        self._conn.execute("CREATE VIRTUAL TABLE stem_vocab USING fts5vocab(stem, 'instance')")
+
+    def tokens(self, terms: Sequence[str]) -> dict[str, str]:
+        with self._lock:
+            missing = [t for t in terms if t not in self._cache]
+            if missing:
+                if len(self._cache) + len(missing) > _STEM_CACHE_MAX:
+                    self._cache.clear()
+                self._conn.execute("BEGIN")
+                self._conn.executemany(
+                    "INSERT INTO stem(rowid, t) VALUES (?, ?)", enumerate(missing, start=1)
+                )
+                found = dict(self._conn.execute("SELECT doc, term FROM stem_vocab").fetchall())
+                self._conn.execute("ROLLBACK")
+                for index, term in enumerate(missing, start=1):
+                    self._cache[term] = found.get(index, term)
+            return {t: self._cache[t] for t in terms}
+
+
+_STEMMERS: dict[str, _Stemmer] = {}
+_STEMMERS_LOCK = threading.Lock()
+
+
+def _stemmer(tokenizer: str) -> _Stemmer:
+    with _STEMMERS_LOCK:
+        stemmer = _STEMMERS.get(tokenizer)
+        if stemmer is None:
+            stemmer = _STEMMERS[tokenizer] = _Stemmer(tokenizer)
+        return stemmer
+
+
+def idf(rows: int, doc_frequency: int) -> float:
+    """A term's inverse document frequency exactly as FTS5's bm25() computes it."""
+    return max(MIN_IDF, math.log((rows - doc_frequency + 0.5) / (doc_frequency + 0.5)))
 
 
 class FtsIndex:
@@ -136,8 +203,13 @@ class FtsIndex:
         common_fraction: float = 0.2,
         common_min_rows: int = 1000,
         busy_timeout_ms: int = 5000,
+        tokenizer: str = DEFAULT_TOKENIZER,
     ) -> None:
         self._check_columns(columns)
+        if "'" in tokenizer:
+            raise ValueError(f"tokenizer {tokenizer!r} must not contain quotes")
+        self.tokenizer = tokenizer
+        self._stems = _stemmer(tokenizer)
         if not 0 < common_fraction <= 1:
             raise ValueError(f"common_fraction must be in (0, 1], got {common_fraction}")
         self.path = path
@@ -194,10 +266,14 @@ class FtsIndex:
                     f"keyword index {self.path} has columns {existing[1:]}, this code expects "
                     f"{list(self.columns)}: move the file aside and re-index the collection"
                 )
+            retokenize = self._tokenizer_changed()
+            if retokenize:
+                self._writer.execute("DROP TABLE IF EXISTS docs_vocab")
+                self._writer.execute("DROP TABLE IF EXISTS docs_fts")
             for statement in (
                 f"CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, {typed})",
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5({cols}, content='docs',"
-                " content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')",
+                f" content_rowid='rowid', tokenize='{self.tokenizer}')",
                 "CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row')",
                 f"""CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
                     INSERT INTO docs_fts(rowid, {cols}) VALUES (new.rowid, {new_cols});
@@ -214,6 +290,15 @@ class FtsIndex:
             ):
                 # One statement at a time: executescript() would COMMIT our transaction.
                 self._writer.execute(statement)
+            if retokenize:
+                self._writer.execute("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')")
+
+    def _tokenizer_changed(self) -> bool:
+        """Whether an existing index was built with another tokenizer than this code's."""
+        row = self._writer.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'docs_fts'"
+        ).fetchone()
+        return row is not None and f"tokenize='{self.tokenizer}'" not in row[0]
 
     def _reader(self) -> sqlite3.Connection:
         if self._closed:
@@ -347,8 +432,7 @@ class FtsIndex:
                 conn.close()
             self._writer.close()
 
-    def _doc_frequency(self, conn: sqlite3.Connection, cache: dict[str, int], term: str) -> int:
-        key = _vocab_key(term)
+    def _doc_frequency(self, conn: sqlite3.Connection, cache: dict[str, int], key: str) -> int:
         df = cache.get(key)
         if df is None:
             # One equality seek per term: `term IN (...)` makes fts5vocab scan every term.
@@ -366,18 +450,57 @@ class FtsIndex:
             return parsed
         conn = self._reader()
         cache = self._df_cache
-        total = cache.get("")
-        if total is None:
-            total = cache[""] = self.count()
+        total = self._rows(conn, cache)
         if total < self.common_min_rows:
             return parsed
-        df = {term: self._doc_frequency(conn, cache, term) for term in parsed.terms}
+        df = self._frequencies(conn, cache, parsed.terms)
         ceiling = self.common_fraction * total
         rare = tuple(term for term in parsed.terms if df[term] <= ceiling)
         if rare:
             return FtsQuery(rare)
         rarest = sorted(parsed.terms, key=lambda term: df[term])[:COMMON_TERMS_KEPT]
         return FtsQuery(tuple(term for term in parsed.terms if term in rarest))
+
+    def _rows(self, conn: sqlite3.Connection, cache: dict[str, int]) -> int:
+        total = cache.get("")
+        if total is None:
+            total = cache[""] = self.count()
+        return total
+
+    def _frequencies(
+        self, conn: sqlite3.Connection, cache: dict[str, int], terms: Sequence[str]
+    ) -> dict[str, int]:
+        tokens = self._stems.tokens(terms)
+        return {term: self._doc_frequency(conn, cache, tokens[term]) for term in terms}
+
+    def reference_score(self, query: FtsQuery | str) -> float:
+        """The sum of the IDFs of the terms the query searches for (after `plan_query`).
+
+        A row holding every searched term once, at average length, scores about this much
+        BM25 (each term contributes idf·(k1+1)/(1+k1) = idf): the absolute scale that lets a
+        caller tell a strong keyword match from the best of weak ones.
+        """
+        planned = self.plan_query(query)
+        if not planned.terms:
+            return 0.0
+        conn = self._reader()
+        cache = self._df_cache
+        total = self._rows(conn, cache)
+        df = self._frequencies(conn, cache, planned.terms)
+        return sum(idf(total, df[term]) for term in planned.terms)
+
+    def search_scored(
+        self,
+        query: FtsQuery | str,
+        *,
+        limit: int,
+        filter_ids: Collection[str] | None = None,
+    ) -> KeywordHits:
+        """`search` plus the query's `reference_score`, for callers that fuse BM25 with
+        other evidence."""
+        parsed = query if isinstance(query, FtsQuery) else FtsQuery.parse(query)
+        hits = self.search(parsed, limit=limit, filter_ids=filter_ids)
+        return KeywordHits(tuple(hits), self.reference_score(parsed) if hits else 0.0)
 
     def search(
         self,

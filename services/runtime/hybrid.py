@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.runtime.fts import FtsIndex
+from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.vectorstore import Filter, VectorHit, VectorPoint, VectorStore
 
 logger = logging.getLogger(__name__)
@@ -146,10 +146,11 @@ class HybridCollection:
 
     def keyword_search(
         self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None
-    ) -> list[str]:
+    ) -> KeywordHits:
+        """BM25 matches, best first, with the query's reference score (see FtsIndex)."""
         if self.keywords is None:
-            return []
-        return [hit.id for hit in self.keywords.search(text, limit=limit, filter_ids=allowed_ids)]
+            return KeywordHits()
+        return self.keywords.search_scored(text, limit=limit, filter_ids=allowed_ids)
 
     def drop(self) -> None:
         with self.lock:

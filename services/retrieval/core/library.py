@@ -35,8 +35,6 @@ from services.retrieval.core.constants import (
     DEFAULT_TYPE_MULTIPLIER,
     DEFAULT_TYPES,
     GENERAL_INTENT,
-    INTENT_CUES,
-    INTENT_EXAMPLES,
     MODES,
     UNKNOWN_TYPE_CONFIDENCE,
     UNKNOWN_TYPE_MULTIPLIER,
@@ -52,8 +50,13 @@ class TypeLibrary:
     intents: tuple[str, ...]
     matrix: Mapping[str, Mapping[str, float]]
     default_confidence: Mapping[str, float]
-    intent_cues: Mapping[str, tuple[str, ...]]
-    intent_examples: Mapping[str, tuple[str, ...]]
+    # Whether a type ranks claims by authority (decision over observation). True for the
+    # work-artifact library; a companion speech act (want, preference, opinion, observation)
+    # is a kind of expression, not a rank, so there only pins and authors carry authority.
+    types_carry_authority: bool = True
+    # Whether a search answers with a narrative set (companion: "no single memory IS the
+    # answer") rather than one canonical drawer and its runner-ups.
+    narrative: bool = False
 
     def __post_init__(self) -> None:
         # A library whose matrix and vocabularies disagree would score some cells silently
@@ -67,9 +70,6 @@ class TypeLibrary:
                 raise ValueError(
                     f"library {self.name!r}: row {memory_type!r} does not cover every intent"
                 )
-        unknown = (set(self.intent_cues) | set(self.intent_examples)) - set(self.intents)
-        if unknown:
-            raise ValueError(f"library {self.name!r}: cues or examples for unknown {unknown}")
 
     @property
     def h_max(self) -> float:
@@ -106,8 +106,6 @@ DEFAULT_LIBRARY = TypeLibrary(
     intents=DEFAULT_INTENTS,
     matrix=DEFAULT_TYPE_MULTIPLIER,
     default_confidence=DEFAULT_TYPE_CONFIDENCE,
-    intent_cues=INTENT_CUES[DEFAULT_MODE],
-    intent_examples=INTENT_EXAMPLES[DEFAULT_MODE],
 )
 
 COMPANION_LIBRARY = TypeLibrary(
@@ -116,8 +114,8 @@ COMPANION_LIBRARY = TypeLibrary(
     intents=COMPANION_INTENTS,
     matrix=COMPANION_TYPE_MULTIPLIER,
     default_confidence=COMPANION_TYPE_CONFIDENCE,
-    intent_cues=INTENT_CUES[COMPANION_MODE],
-    intent_examples=INTENT_EXAMPLES[COMPANION_MODE],
+    types_carry_authority=False,
+    narrative=True,
 )
 
 _LIBRARIES: Mapping[str, TypeLibrary] = {

@@ -1,27 +1,37 @@
-"""The 6-signal scorer: a pure function from a merged candidate set to a ranked, explained list.
+"""The scorer: a pure function from a merged candidate set to a ranked, explained list.
 
-    score       = similarity × salience^w_sal × auth_factor × conf_factor
-                  × effective_type_mult × diary_factor
-    final_score = score + keyword_boost          (additive, never multiplied)
+    relevance   = cosine + 0.4 × keyword_evidence                  (services.runtime.fusion)
+    evidence    = relevance × salience^w_sal
+    provenance  = auth_factor × conf_factor × effective_type_mult × diary_factor × pin_factor
+    shared      = max(evidence, evidence of a less authoritative topical neighbour)
+    score       = shared × provenance
+    final_score = score + keyword_boost                             (additive, never multiplied)
 
-`rank` does, in order: drop candidates with similarity below −0.3; bind pin status (deprecated
-drawers leave the set unless the intent is history or the request includes them, and those
-included are flagged); measure dampening over the remaining set; apply the formula; sort by
-final_score, ties broken by id so equal scores always come back in the same order. `select`
-then applies min_score to final_score and cuts to n_results; nothing clearing min_score is an
-empty result, which is a valid answer (silence).
+With `shared = evidence` this is the seed's 6-signal formula, with a fused relevance as its
+similarity and pin status as a signal. `rank` does, in order: drop candidates with cosine
+below −0.3; bind pin status (deprecated drawers leave the set unless the intent is history or
+the request includes them, and those included are flagged); measure dampening over the
+remaining set; compute each candidate's parts; let topical authority share evidence inside
+neighbourhoods; sort by final_score, ties broken by id. `select` then applies the floor and
+cuts to n_results; nothing clearing the floor is an empty result, which is a valid answer.
 
 Decisions:
 
-- Ranker modes exist for evaluation: "full" is the formula; "hybrid" is similarity plus the
-  keyword boost with every factor 1.0; "cosine" is similarity alone. The floor and pin-status
-  binding apply in every mode, so these three differ only in scoring, never in eligibility.
+- Ranker modes exist for evaluation: "full" is everything above; "hybrid" is the fused
+  relevance plus the keyword boost with every other factor 1.0; "cosine" is the cosine alone.
   "keyword" and "dense" are single-retriever baselines (BEIR-style): keyword keeps only the
-  FTS5 hits and orders them by their BM25 rank (score 1 / (1 + keyword_rank), the reciprocal
-  of the BM25 position, since the keyword index hands back its hits in BM25 order); dense
-  keeps only the vector hits, scored by cosine. Candidates the other retriever alone found
-  are left out before the floor and pin binding, which then apply as in every mode.
+  FTS5 hits and orders them by their BM25 rank (score 1 / (1 + keyword_rank)); dense keeps
+  only the vector hits, scored by cosine. The floor and pin-status binding apply in every mode.
   Raw values stay in the breakdown in every mode so rankings can be compared cell by cell.
+- Topical authority (docs/decisions/0012-topical-authority.md): evidence flows inside a
+  neighbourhood only from a candidate of lower provenance to one of strictly higher
+  provenance, and only within the override window (own relevance at least 1/2 of the
+  neighbour's). So the decision on a topic can stand on the evidence of the discussion that
+  echoes the query better, and provenance decides between them; when nothing distinguishes
+  the neighbours (uniform metadata: every provenance equal) nothing flows and the ranking is
+  the seed's exactly.
+- Pin status is a signal: pinned ×1.3, undampened (a pin is a deliberate act); a deprecated
+  drawer shown outside history scores ×0.2 so it is seen but never wins.
 - Authority is off unless the store has legacy_authority; then the author's tier comes from
   the injected profile (authors it does not name get the default tier), raised to W_AUTH and
   dampened over the tiers present. Same author, or different authors in one tier, is entropy
@@ -30,9 +40,12 @@ Decisions:
   clamped to [0, 1] (the stored range), raised to W_CONF and dampened over confidence levels.
 - The diary penalty is never dampened: on a diary-heavy store dampening would erase it exactly
   where it must fire. The room test is case-insensitive.
+- A soft intent (`ScoringContext.intent_weights`, from an unsure classifier) mixes the matrix
+  columns, the salience exponents and the diary exemption by its weights; pin binding follows
+  the most likely intent.
 - Salience is clamped and decayed at `ctx.now` (see `salience`); pinned drawers do not decay.
-- Factors scale a similarity's magnitude; a candidate between −0.3 and 0 sinks further when
-  amplified. That is accepted: such candidates sit under any useful min_score anyway.
+- Factors scale a relevance's magnitude; a candidate between −0.3 and 0 sinks further when
+  amplified. That is accepted: such candidates sit under any useful floor anyway.
 - Invalid inputs (unknown mode, ranker, pin status or tier; NaN similarity) raise ValueError
   naming the value and what was expected; the servicer maps it to InvalidInput.
 """
@@ -40,39 +53,55 @@ Decisions:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from services.retrieval.core.constants import (
     AUTHORITY_H_MAX,
     AUTHORITY_TIER_BOOST,
     CONFIDENCE_H_MAX,
     DEFAULT_AUTHORITY_TIER,
-    DEFAULT_MIN_SCORE,
+    DEFAULT_MIN_RELEVANCE,
     DEFAULT_N_RESULTS_BY_MODE,
+    DEPRECATED_FACTOR,
     DEPRECATED_VISIBLE_INTENTS,
     DIARY_EXEMPT_INTENTS,
     DIARY_PENALTY,
     DIARY_ROOM_MARKER,
     KEYWORD_BOOST,
+    NARRATIVE_REPEAT_FACTOR,
     PIN_DEPRECATED,
     PIN_PINNED,
     PIN_STATUSES,
+    PINNED_FACTOR,
+    RESULT_RELEVANCE_MARGIN,
+    RANKER_COSINE,
     RANKER_DENSE,
     RANKER_FULL,
     RANKER_HYBRID,
     RANKER_KEYWORD,
     RANKERS,
     SIMILARITY_FLOOR,
+    TOPICAL_OVERRIDE_WINDOW,
     W_AUTH,
     W_CONF,
 )
 from services.retrieval.core.dampening import DampeningProfile, SignalDampening, confidence_level
 from services.retrieval.core.library import TypeLibrary, library_for
 from services.retrieval.core.salience import effective_salience, salience_weight
+from services.retrieval.core.topical import TopicalMember, neighbourhoods
+from services.runtime.fusion import (
+    fused_relevance,
+    keyword_coverage,
+    keyword_evidence,
+    keyword_scale,
+)
 
 PinStatus = Literal["active", "pinned", "deprecated"]
 RankerMode = Literal["full", "hybrid", "cosine", "keyword", "dense"]
@@ -100,6 +129,10 @@ class Candidate:
     vector_hit: bool = True
     # 0-based position among the keyword (BM25) hits, best first; None when not a keyword hit.
     keyword_rank: int | None = None
+    # The hit's BM25 score (higher is better); None when not a keyword hit.
+    keyword_score: float | None = None
+    topic: str = ""
+    wing: str = ""
 
     def __post_init__(self) -> None:
         if self.keyword_rank is not None and self.keyword_rank < 0:
@@ -124,9 +157,19 @@ class ScoringContext:
     default_tier: str = DEFAULT_AUTHORITY_TIER
     ranker: RankerMode = RANKER_FULL
     include_deprecated: bool = False
+    # The query's absolute BM25 scale (FtsIndex.reference_score); 0 when unknown.
+    keyword_reference: float = 0.0
+    # A soft intent: weights over the library's intents (they are normalised); None = `intent`.
+    intent_weights: Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         library_for(self.mode)  # raises for an unknown mode
+        if self.intent_weights is not None:
+            weights = self.intent_weights
+            if any(not math.isfinite(w) or w < 0.0 for w in weights.values()):
+                raise ValueError(f"intent weights must be finite and non-negative: {weights}")
+            if sum(weights.values()) <= 0.0:
+                raise ValueError("intent weights must not all be zero")
         if self.ranker not in RANKERS:
             raise ValueError(f"ranker {self.ranker!r} is not one of {RANKERS}")
         tiers = {self.default_tier, *self.authority_profile.values()}
@@ -142,6 +185,18 @@ class ScoringContext:
         """The type library of the store's deployment mode."""
         return library_for(self.mode)
 
+    def intent_mixture(self, intent: str) -> dict[str, float]:
+        """The (normalised) intent weights scoring uses: the soft intent, or `intent` alone."""
+        library = self.library
+        if self.intent_weights is None:
+            return {intent: 1.0}
+        weights: dict[str, float] = {}
+        for name, weight in self.intent_weights.items():
+            resolved = library.resolve_intent(name)
+            weights[resolved] = weights.get(resolved, 0.0) + weight
+        total = sum(weights.values())
+        return {name: weight / total for name, weight in weights.items() if weight > 0.0}
+
     def tier_of(self, added_by: str) -> str:
         """The authority tier of an author under the injected profile."""
         return self.authority_profile.get(added_by, self.default_tier)
@@ -152,6 +207,9 @@ class ScoreBreakdown:
     """Every factor of one candidate's score, so a ranking can be explained cell by cell."""
 
     similarity: float
+    keyword_evidence: float
+    relevance: float
+    keyword_coverage: float
     salience: float
     salience_weight: float
     salience_factor: float
@@ -162,6 +220,13 @@ class ScoreBreakdown:
     type_multiplier_raw: float
     type_factor: float
     diary_factor: float
+    pin_factor: float
+    provenance: float
+    evidence: float
+    shared_evidence: float
+    lifted_by: str  # the neighbour whose evidence this drawer stands on; "" if its own
+    # The relevance the result answers on: its own, or its lifting neighbour's if higher.
+    standing_relevance: float
     keyword_boost: float
     keyword_hit: bool
     vector_hit: bool
@@ -201,6 +266,9 @@ class Ranking:
     ranker: RankerMode
     below_floor: tuple[str, ...]  # ids dropped for similarity < SIMILARITY_FLOOR
     excluded_deprecated: tuple[str, ...]  # ids left out by pin status
+    intent_weights: tuple[tuple[str, float], ...] = ()  # the mixture scored with, if soft
+    # How many candidates stand on a neighbour's evidence (topical authority fired).
+    lifted: int = 0
 
 
 def is_diary_room(room: str) -> bool:
@@ -214,10 +282,10 @@ def default_n_results(mode: str) -> int:
     return DEFAULT_N_RESULTS_BY_MODE[mode]
 
 
-def default_min_score(mode: str) -> float:
-    """min_score when a request leaves it unset."""
+def default_min_relevance(mode: str) -> float:
+    """The relevance floor when neither the request nor the store sets a min_score."""
     library_for(mode)
-    return DEFAULT_MIN_SCORE[mode]
+    return DEFAULT_MIN_RELEVANCE[mode]
 
 
 def _confidence_of(candidate: Candidate, library: TypeLibrary) -> float:
@@ -282,13 +350,36 @@ def _profile(pool: list[Candidate], ctx: ScoringContext, library: TypeLibrary) -
     return DampeningProfile(signals=(authority, confidence, memory_type), candidate_count=len(pool))
 
 
+def _mixed(weights: Mapping[str, float], value: Callable[[str], float]) -> float:
+    return sum(weight * value(intent) for intent, weight in weights.items())
+
+
+def _relevance(candidate: Candidate, ctx: ScoringContext, scale: float) -> tuple[float, float]:
+    """(keyword evidence, relevance) of one candidate under the ranker."""
+    evidence = keyword_evidence(candidate.keyword_score, scale)
+    if ctx.ranker in (RANKER_COSINE, RANKER_DENSE):
+        return evidence, candidate.similarity
+    return evidence, fused_relevance(candidate.similarity, evidence)
+
+
+def _pin_factor(candidate: Candidate, intent: str) -> float:
+    if candidate.pin_status == PIN_PINNED:
+        return PINNED_FACTOR
+    if candidate.pin_status == PIN_DEPRECATED and intent not in DEPRECATED_VISIBLE_INTENTS:
+        return DEPRECATED_FACTOR
+    return 1.0
+
+
 def _score_one(
     candidate: Candidate,
     ctx: ScoringContext,
     library: TypeLibrary,
     intent: str,
+    weights: Mapping[str, float],
     profile: DampeningProfile,
+    scale: float,
 ) -> ScoredCandidate:
+    """One candidate's parts and score on its own evidence (topical sharing comes after)."""
     full = ctx.ranker == RANKER_FULL
     salience = effective_salience(
         candidate.salience_base,
@@ -297,7 +388,7 @@ def _score_one(
         candidate.pin_status == PIN_PINNED,
     )
     # w_sal 0 outside the full ranker makes salience^w_sal exactly 1.0 with the same algebra.
-    w_sal = salience_weight(intent) if full else 0.0
+    w_sal = _mixed(weights, salience_weight) if full else 0.0
     salience_factor = salience**w_sal
 
     authority_raw = (
@@ -306,33 +397,38 @@ def _score_one(
         else 1.0
     )
     confidence_raw = _confidence_of(candidate, library) ** W_CONF
-    type_raw = library.multiplier(candidate.memory_type, intent)
+    type_raw = _mixed(weights, lambda i: library.multiplier(candidate.memory_type, i))
 
     authority_factor = profile.get(SIGNAL_AUTHORITY).apply(authority_raw)
     confidence_factor = profile.get(SIGNAL_CONFIDENCE).apply(confidence_raw)
     type_factor = profile.get(SIGNAL_TYPE).apply(type_raw)
-    diary_factor = (
-        DIARY_PENALTY
-        if full and is_diary_room(candidate.room) and intent not in DIARY_EXEMPT_INTENTS
-        else 1.0
-    )
+    diary_factor = 1.0
+    if full and is_diary_room(candidate.room):
+        diary_factor = _mixed(
+            weights, lambda i: 1.0 if i in DIARY_EXEMPT_INTENTS else DIARY_PENALTY
+        )
+    pin_factor = _pin_factor(candidate, intent) if full else 1.0
     boosted = ctx.ranker in (RANKER_FULL, RANKER_HYBRID)
     keyword_boost = KEYWORD_BOOST if candidate.keyword_hit and boosted else 0.0
 
+    kw_evidence, relevance = _relevance(candidate, ctx, scale)
+    coverage = keyword_coverage(candidate.keyword_score, ctx.keyword_reference)
+    standing = (
+        relevance
+        if ctx.ranker in (RANKER_COSINE, RANKER_DENSE)
+        else fused_relevance(candidate.similarity, coverage)
+    )
+    provenance = authority_factor * confidence_factor * type_factor * diary_factor * pin_factor
     if ctx.ranker == RANKER_KEYWORD:
-        score = keyword_rank_score(candidate.keyword_rank)
+        evidence, provenance = keyword_rank_score(candidate.keyword_rank), 1.0
     else:
-        score = (
-            candidate.similarity
-            * salience_factor
-            * authority_factor
-            * confidence_factor
-            * type_factor
-            * diary_factor
-        )
-    final_score = score + keyword_boost
+        evidence = relevance * salience_factor
+    score = evidence * provenance
     breakdown = ScoreBreakdown(
         similarity=candidate.similarity,
+        keyword_evidence=kw_evidence,
+        relevance=relevance,
+        keyword_coverage=coverage,
         salience=salience,
         salience_weight=w_sal,
         salience_factor=salience_factor,
@@ -343,29 +439,94 @@ def _score_one(
         type_multiplier_raw=type_raw,
         type_factor=type_factor,
         diary_factor=diary_factor,
+        pin_factor=pin_factor,
+        provenance=provenance,
+        evidence=evidence,
+        shared_evidence=evidence,
+        lifted_by="",
+        standing_relevance=standing,
         keyword_boost=keyword_boost,
         keyword_hit=candidate.keyword_hit,
         vector_hit=candidate.vector_hit,
         score=score,
-        final_score=final_score,
+        final_score=score + keyword_boost,
         deprecated=candidate.pin_status == PIN_DEPRECATED,
     )
     return ScoredCandidate(
-        candidate=candidate, score=score, final_score=final_score, breakdown=breakdown
+        candidate=candidate, score=score, final_score=score + keyword_boost, breakdown=breakdown
     )
 
 
-def rank(candidates: Iterable[Candidate], ctx: ScoringContext) -> Ranking:
+def topical_authority(breakdown: ScoreBreakdown, library: TypeLibrary) -> float:
+    """How authoritative a candidate is among its topical neighbours: its whole provenance
+    where types rank claims (default library), else only what pins and authors say."""
+    if library.types_carry_authority:
+        return breakdown.provenance
+    return breakdown.pin_factor * breakdown.authority_factor
+
+
+def _share_evidence(
+    scored: list[ScoredCandidate], links: Mapping[str, frozenset[str]], library: TypeLibrary
+) -> list[ScoredCandidate]:
+    """Topical authority: each candidate stands on the best evidence of a neighbour of
+    strictly lower authority, if its own relevance is inside the override window."""
+    by_id = {s.id: s for s in scored}
+    authority = {s.id: topical_authority(s.breakdown, library) for s in scored}
+    shared: list[ScoredCandidate] = []
+    for item in scored:
+        mine = item.breakdown
+        best, source, standing = mine.evidence, "", mine.standing_relevance
+        for neighbour_id in sorted(links.get(item.id, ())):
+            other = by_id.get(neighbour_id)
+            if other is None:
+                continue
+            theirs = other.breakdown
+            within_window = mine.relevance * TOPICAL_OVERRIDE_WINDOW >= theirs.relevance
+            outranked = authority[neighbour_id] < authority[item.id]
+            if outranked and within_window and theirs.evidence > best:
+                best, source = theirs.evidence, neighbour_id
+                standing = max(mine.standing_relevance, theirs.standing_relevance)
+        if not source:
+            shared.append(item)
+            continue
+        score = best * mine.provenance
+        final = score + mine.keyword_boost
+        breakdown = replace(
+            mine,
+            shared_evidence=best,
+            lifted_by=source,
+            standing_relevance=standing,
+            score=score,
+            final_score=final,
+        )
+        shared.append(replace(item, score=score, final_score=final, breakdown=breakdown))
+    return shared
+
+
+def rank(
+    candidates: Iterable[Candidate],
+    ctx: ScoringContext,
+    vectors: Mapping[str, npt.NDArray[np.floating]] | None = None,
+) -> Ranking:
     """Score and order the merged candidate set under `ctx`; pure, no I/O.
 
-    Returns every eligible candidate sorted by final_score descending, ties by id ascending,
-    with the dampening profile measured over exactly that set.
+    `vectors` (the candidates' own embeddings, optional) let topical neighbourhoods form
+    between drawers without a shared topic tag. Returns every eligible candidate sorted by
+    final_score descending, ties by id ascending, with the dampening profile measured over
+    exactly that set.
     """
     library = ctx.library
     intent = library.resolve_intent(ctx.intent)
+    weights = ctx.intent_mixture(intent)
     pool, below_floor, excluded = _eligible(candidates, ctx, intent)
     profile = _profile(pool, ctx, library)
-    scored = [_score_one(c, ctx, library, intent, profile) for c in pool]
+    scale = keyword_scale(
+        (c.keyword_score for c in pool if c.keyword_score is not None), ctx.keyword_reference
+    )
+    scored = [_score_one(c, ctx, library, intent, weights, profile, scale) for c in pool]
+    if ctx.ranker == RANKER_FULL:
+        members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
+        scored = _share_evidence(scored, neighbourhoods(members, vectors), library)
     scored.sort(key=lambda s: (-s.final_score, s.id))
     return Ranking(
         ranked=tuple(scored),
@@ -375,21 +536,57 @@ def rank(candidates: Iterable[Candidate], ctx: ScoringContext) -> Ranking:
         ranker=ctx.ranker,
         below_floor=tuple(below_floor),
         excluded_deprecated=tuple(excluded),
+        intent_weights=tuple(sorted(weights.items(), key=lambda kv: -kv[1]))
+        if ctx.intent_weights is not None
+        else (),
+        lifted=sum(1 for s in scored if s.breakdown.lifted_by),
     )
 
 
 def select(
     ranking: Ranking, n_results: int | None = None, min_score: float | None = None
 ) -> list[ScoredCandidate]:
-    """The top `n_results` of `ranking` whose final_score is at least `min_score`.
+    """The top `n_results` of `ranking` that clear the floor.
 
-    Unset values take the mode's defaults (companion: 5 results). An empty list means nothing
-    cleared the floor: silence is the answer, not the loudest near-miss.
+    `min_score` set: a floor on final_score. Unset: silence unless the best standing
+    relevance reaches the mode's floor (`DEFAULT_MIN_RELEVANCE`); then every result standing
+    within `RESULT_RELEVANCE_MARGIN` of it. Unset n_results takes the
+    mode's default (companion: 5). An empty list means nothing cleared the floor: silence is
+    the answer, not the loudest near-miss.
     """
     limit = default_n_results(ranking.mode) if n_results is None else n_results
-    floor = default_min_score(ranking.mode) if min_score is None else min_score
     if limit < 0:
         raise ValueError(f"n_results must be 0 or more, got {limit}")
-    if math.isnan(floor):
+    if min_score is None:
+        floor = default_min_relevance(ranking.mode)
+        best = max((s.breakdown.standing_relevance for s in ranking.ranked), default=-math.inf)
+        if best < floor:
+            return []
+        lowest = floor - RESULT_RELEVANCE_MARGIN
+        kept = [s for s in ranking.ranked if s.breakdown.standing_relevance >= lowest]
+    elif math.isnan(min_score):
         raise ValueError("min_score is NaN: pass a number or leave it unset for the default")
-    return [s for s in ranking.ranked if s.final_score >= floor][:limit]
+    else:
+        kept = [s for s in ranking.ranked if s.final_score >= min_score]
+    if library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL:
+        return narrative_set(kept, limit)
+    return kept[:limit]
+
+
+def narrative_set(ranked: list[ScoredCandidate], limit: int) -> list[ScoredCandidate]:
+    """A set spanning the speech acts: filled greedily, each drawer of a type already chosen
+    scaling a candidate's score by NARRATIVE_REPEAT_FACTOR. The first pick is the best."""
+    chosen: list[ScoredCandidate] = []
+    remaining = list(ranked)
+    counts: dict[str, int] = {}
+    while remaining and len(chosen) < limit:
+
+        def adjusted(item: ScoredCandidate) -> float:
+            shrink = NARRATIVE_REPEAT_FACTOR ** counts.get(item.candidate.memory_type, 0)
+            return item.final_score - (1.0 - shrink) * abs(item.final_score)
+
+        best = max(remaining, key=adjusted)  # max keeps the first of equals: ranked order
+        remaining.remove(best)
+        chosen.append(best)
+        counts[best.candidate.memory_type] = counts.get(best.candidate.memory_type, 0) + 1
+    return chosen

@@ -55,7 +55,15 @@ class DrawerMeta:
             chunks=frozenset(a.raw_chunk_id for a in drawer.derived_from if a.raw_chunk_id),
         )
 
-    def candidate(self, similarity: float, *, keyword_hit: bool, vector_hit: bool) -> Candidate:
+    def candidate(
+        self,
+        similarity: float,
+        *,
+        keyword_hit: bool,
+        vector_hit: bool,
+        keyword_rank: int | None = None,
+        keyword_score: float | None = None,
+    ) -> Candidate:
         """This drawer as a scoring candidate."""
         return Candidate(
             id=self.id,
@@ -69,6 +77,10 @@ class DrawerMeta:
             confidence=self.confidence,
             keyword_hit=keyword_hit,
             vector_hit=vector_hit,
+            keyword_rank=keyword_rank,
+            keyword_score=keyword_score,
+            topic=self.topic,
+            wing=self.wing,
         )
 
 

@@ -21,7 +21,7 @@ from engram.v1 import common_pb2
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.runtime.errors import NotFound
-from services.runtime.fts import FtsIndex
+from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.hybrid import HybridCollection, ReconcileReport
 from services.runtime.vectorstore import (
     FieldEquals,
@@ -173,8 +173,8 @@ class DrawerPool:
         hits = self.collection.search(vector, limit=limit, flt=condition, exact=exact)
         return [(hit.id, hit.score) for hit in hits]
 
-    def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> list[str]:
-        """Ids of the best BM25 matches among drawers matching `flt`.
+    def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> KeywordHits:
+        """The best BM25 matches among drawers matching `flt`, best first.
 
         A filter that only excludes (deprecated drawers, on every default search) keeps most
         of the pool, so the query runs unrestricted a little deeper and the few excluded hits
@@ -186,10 +186,14 @@ class DrawerPool:
             return self.collection.keyword_search(text, limit=limit)
         if _exclusion_only(flt):
             depth = limit * EXCLUSION_OVERFETCH
-            hits = self.collection.keyword_search(text, limit=depth)
-            kept = [i for i in hits if (m := self._meta.get(i)) is not None and flt.matches(m)]
-            if len(kept) >= limit or len(hits) < depth:
-                return kept[:limit]
+            found = self.collection.keyword_search(text, limit=depth)
+            kept = tuple(
+                hit
+                for hit in found.hits
+                if (m := self._meta.get(hit.id)) is not None and flt.matches(m)
+            )
+            if len(kept) >= limit or len(found.hits) < depth:
+                return KeywordHits(kept[:limit], found.reference)
         allowed = [m.id for m in self.metas(flt)]
         return self.collection.keyword_search(text, limit=limit, allowed_ids=allowed)
 

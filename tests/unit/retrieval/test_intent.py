@@ -1,174 +1,124 @@
-"""The intent classifier: cue phrases, prototype similarity, fallback and its reasons."""
+"""The intent classifier's pure parts: terms, the softmax fit, sure vs mixture, the shipped
+models and their freshness against the labelled data."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from services.retrieval.core import COMPANION_LIBRARY, DEFAULT_LIBRARY, classify_intent, library_for
-from services.retrieval.core.constants import INTENT_EXAMPLES
-from services.retrieval.core.intent import matched_cues, prototype_cosine
-
-
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("Why does the search crash on empty rooms?", "debugging"),
-        ("What is the plan for next quarter?", "planning"),
-        ("How should we structure the storage interface?", "design"),
-        ("How did the release go, what went well?", "review"),
-        ("When did we switch embedders?", "history"),
-        ("Tell me about the retrieval log", "general"),
-    ],
+from services.retrieval.core import library_for
+from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
+from services.retrieval.core.intent import (
+    IntentModel,
+    fit_softmax,
+    load_intent_model,
+    query_terms,
 )
-def test_default_cues_pick_the_intent(query: str, expected: str) -> None:
-    guess = classify_intent(query, DEFAULT_LIBRARY)
-    assert guess.intent == expected, f"{query!r}: expected {expected}, got {guess}"
+from services.retrieval.intent_training import data_digest, data_files, load_queries
 
 
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("How do I help with the bedtime routine?", "procedural"),
-        ("What food do they like?", "preference"),
-        ("What do they think about meal kits?", "reflection"),
-        ("How are they doing today?", "state_check"),
-        ("Do you remember what they told me?", "recall"),
-        ("What should we do for dinner?", "general"),
-    ],
-)
-def test_companion_cues_pick_the_intent(query: str, expected: str) -> None:
-    guess = classify_intent(query, COMPANION_LIBRARY)
-    assert guess.intent == expected, f"{query!r}: expected {expected}, got {guess}"
+def test_query_terms_are_words_and_adjacent_pairs() -> None:
+    assert query_terms("Why is Staging rate-limited?") == {
+        "why",
+        "is",
+        "staging",
+        "rate",
+        "limited",
+        "why_is",
+        "is_staging",
+        "staging_rate",
+        "rate_limited",
+    }
+    assert query_terms("It’s late") == {"it's", "late", "it's_late"}, "curly apostrophe folds"
 
 
-@pytest.mark.parametrize("mode", ["default", "companion"])
-def test_every_example_query_is_classified_into_its_intent(mode: str) -> None:
-    library = library_for(mode)
-    for intent, examples in INTENT_EXAMPLES[mode].items():
-        for example in examples:
-            got = classify_intent(example, library).intent
-            assert got == intent, f"{mode} example {example!r}: expected {intent}, got {got}"
+def test_fit_softmax_separates_a_toy_problem_deterministically() -> None:
+    features = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    labels = [0, 0, 1, 1]
+    w1, b1 = fit_softmax(features, labels, 2, l2=1e-3, iterations=500)
+    w2, b2 = fit_softmax(features, labels, 2, l2=1e-3, iterations=500)
+    assert np.array_equal(w1, w2) and np.array_equal(b1, b2), "same data, same weights"
+    predicted = (features @ w1 + b1).argmax(axis=1).tolist()
+    assert predicted == labels, f"expected {labels}, got {predicted}"
 
 
-def test_cue_hits_are_the_reasons() -> None:
-    guess = classify_intent("the daemon crashes with a stack trace", DEFAULT_LIBRARY)
-    assert guess.intent == "debugging"
-    assert "cue 'crash*' → debugging" in guess.reasons
-    assert "cue 'stack trace' → debugging" in guess.reasons
-    assert guess.confidence == pytest.approx(0.75), "two cues: 1 − 0.5² with no runner-up"
-
-
-def test_no_evidence_falls_back_to_general_with_low_confidence() -> None:
-    guess = classify_intent("quarterly numbers", DEFAULT_LIBRARY)
-    assert guess.intent == "general" and guess.confidence == pytest.approx(0.2)
-    assert any("falling back to general" in reason for reason in guess.reasons), guess.reasons
-
-
-def test_empty_query_is_general() -> None:
-    assert classify_intent("", COMPANION_LIBRARY).intent == "general"
-
-
-def test_cues_respect_word_boundaries_and_stems() -> None:
-    assert matched_cues("the tests are failing", DEFAULT_LIBRARY.intent_cues["debugging"]) == [
-        "fail*"
-    ]
-    assert matched_cues("open the debugger", DEFAULT_LIBRARY.intent_cues["debugging"]) == []
-    assert matched_cues("an unplanned outage", DEFAULT_LIBRARY.intent_cues["planning"]) == []
-    assert matched_cues("Stack   Trace", DEFAULT_LIBRARY.intent_cues["debugging"]) == [
-        "stack trace"
-    ]
-
-
-def test_curly_apostrophes_match_straight_cues() -> None:
-    assert classify_intent("How\u2019s it going? How do I start", COMPANION_LIBRARY).intent == (
-        "procedural"
+def _two_word_model(strength: float) -> IntentModel:
+    """A 2-dimensional model over the default intents: 'crash' → debugging, 'plan' → planning.
+    The embedding part is ignored (zero weights)."""
+    intents = library_for("default").intents
+    vocabulary = ("crash", "plan")
+    weights = np.zeros((2 + len(vocabulary), len(intents)))
+    weights[2, intents.index("debugging")] = strength
+    weights[3, intents.index("planning")] = strength
+    return IntentModel(
+        library="default",
+        intents=intents,
+        vocabulary=vocabulary,
+        weights=weights,
+        bias=np.zeros(len(intents)),
+        dimension=2,
+        metadata={},
     )
 
 
-def test_cues_of_the_other_library_do_not_count() -> None:
-    assert classify_intent("what food do they like", DEFAULT_LIBRARY).intent == "general"
-    assert classify_intent("why does it crash", COMPANION_LIBRARY).intent == "general"
+def test_a_sure_guess_is_used_alone_with_its_reasons() -> None:
+    guess = _two_word_model(20.0).classify("the crash again", np.array([1.0, 0.0]))
+    assert guess.intent == "debugging" and guess.weights is None, guess
+    assert guess.confidence >= INTENT_CONFIDENT
+    assert any("crash" in reason for reason in guess.reasons), guess.reasons
 
 
-def test_ambiguity_lowers_confidence() -> None:
-    clean = classify_intent("why does it crash", DEFAULT_LIBRARY)
-    mixed = classify_intent("why does the roadmap crash", DEFAULT_LIBRARY)
-    assert clean.intent == mixed.intent == "debugging"
-    # both 0.75 evidence; the mixed one has planning at 0.5 → 0.75 − 0.25 = 0.5.
-    assert clean.confidence == pytest.approx(0.75)
-    assert mixed.confidence == pytest.approx(0.5)
+def test_an_unsure_guess_is_a_mixture_of_the_likely_intents() -> None:
+    # One word each for planning and debugging at equal strength: a near tie between them.
+    guess = _two_word_model(3.0).classify("plan for the crash", np.array([1.0, 0.0]))
+    assert guess.weights is not None, f"expected a mixture, got {guess}"
+    assert set(guess.weights) == {"planning", "debugging"}, guess.weights
+    assert sum(guess.weights.values()) == pytest.approx(1.0)
+    assert all(w >= INTENT_MIXTURE_MIN for w in guess.weights.values())
+    assert any("mixture" in reason for reason in guess.reasons), guess.reasons
 
 
-def test_ties_go_to_the_library_intent_order() -> None:
-    guess = classify_intent("roadmap architecture", DEFAULT_LIBRARY)
-    assert guess.intent == "planning", "planning precedes design in the vocabulary"
-    assert guess.confidence == pytest.approx(0.25)
+def test_a_model_refuses_an_embedding_of_the_wrong_dimension() -> None:
+    with pytest.raises(ValueError, match="2-dimensional"):
+        _two_word_model(1.0).probabilities("plan", np.zeros(384))
 
 
-# ---------------------------------------------------------------- prototypes
-
-
-def _unit(*values: float) -> np.ndarray:
-    v = np.asarray(values, dtype=np.float64)
-    return v / np.linalg.norm(v)
-
-
-PROTOTYPES = {
-    "debugging": _unit(1, 0, 0, 0),
-    "design": _unit(0, 1, 0, 0),
-    "history": _unit(0, 0, 1, 0),
-}
-
-
-def test_prototype_similarity_alone_can_pick_the_intent() -> None:
-    # cosine 0.94 with design → (0.94 − 0.3)/0.7 = 0.914 evidence; no cues at all.
-    query = _unit(0.1, 0.95, 0.2, 0.2)
-    guess = classify_intent(
-        "what about it", DEFAULT_LIBRARY, query_vector=query, prototypes=PROTOTYPES
+def test_model_json_round_trip_keeps_every_probability() -> None:
+    model = _two_word_model(2.0)
+    again = IntentModel.from_json(model.to_json())
+    vector = np.array([0.3, 0.7])
+    assert again.probabilities("plan a crash", vector) == pytest.approx(
+        model.probabilities("plan a crash", vector), abs=1e-6
     )
-    assert guess.intent == "design", guess
-    assert any(r.startswith("prototype cosine") and "design" in r for r in guess.reasons)
 
 
-def test_cues_and_prototypes_combine_as_independent_evidence() -> None:
-    # cue "bug*" → 0.5; cosine 0.65 → (0.65 − 0.3)/0.7 = 0.5; noisy-OR → 0.75.
-    query = np.array([0.65, np.sqrt(1 - 0.65**2), 0, 0])
-    protos = {"debugging": _unit(1, 0, 0, 0)}
-    guess = classify_intent("a bug", DEFAULT_LIBRARY, query_vector=query, prototypes=protos)
-    assert guess.intent == "debugging"
-    assert guess.confidence == pytest.approx(0.75)
+@pytest.mark.parametrize("library", ["default", "companion"])
+def test_the_shipped_model_covers_its_library(library: str) -> None:
+    model = load_intent_model(library)
+    assert model.intents == library_for(library).intents
+    assert model.dimension == 384, "trained on the bundled all-MiniLM-L6-v2"
+    assert model.metadata["validation_accuracy"] >= 0.8, model.metadata
 
 
-def test_weak_prototype_similarity_is_not_evidence() -> None:
-    query = _unit(1, 1, 1, 3)  # cosine ≈ 0.29 with each prototype, under the 0.3 floor
-    guess = classify_intent("hm", DEFAULT_LIBRARY, query_vector=query, prototypes=PROTOTYPES)
-    assert guess.intent == "general" and guess.confidence == pytest.approx(0.2)
+@pytest.mark.parametrize("library", ["default", "companion"])
+def test_the_shipped_model_is_trained_on_the_current_labelled_data(library: str) -> None:
+    shipped = load_intent_model(library).metadata["data_sha256"]
+    current = data_digest(data_files(library))
+    assert shipped == current, (
+        f"eval/sets/intent changed since the {library} intent model was trained: "
+        "run `engram intent-model train` and commit the model"
+    )
 
 
-def test_prototype_matrix_uses_its_best_example() -> None:
-    examples = np.stack([_unit(0, 1, 0), _unit(1, 0, 0)])
-    assert prototype_cosine(_unit(1, 0, 0), examples) == pytest.approx(1.0)
-
-
-def test_zero_vectors_have_no_similarity() -> None:
-    assert prototype_cosine(np.zeros(3), _unit(1, 0, 0)) == 0.0
-    assert prototype_cosine(_unit(1, 0, 0), np.zeros((2, 3))) == 0.0
-
-
-def test_mismatched_dimensions_are_refused() -> None:
-    with pytest.raises(ValueError, match="does not match a query vector of dimension 3"):
-        prototype_cosine(_unit(1, 0, 0), _unit(1, 0, 0, 0))
-
-
-def test_prototypes_without_a_query_vector_are_skipped_with_a_reason() -> None:
-    guess = classify_intent("a bug", DEFAULT_LIBRARY, prototypes=PROTOTYPES)
-    assert guess.intent == "debugging"
-    assert any("prototype evidence skipped" in r for r in guess.reasons)
-
-
-def test_prototypes_for_foreign_intents_are_ignored() -> None:
-    protos = {"recall": _unit(1, 0, 0, 0)}
-    query = _unit(1, 0, 0, 0)
-    guess = classify_intent("x", DEFAULT_LIBRARY, query_vector=query, prototypes=protos)
-    assert guess.intent == "general"
+@pytest.mark.parametrize("library", ["default", "companion"])
+def test_the_labelled_sets_are_large_and_split(library: str) -> None:
+    queries = load_queries(library)
+    for intent in library_for(library).intents:
+        train = [q for q in queries if q.intent == intent and q.split == "train"]
+        validation = [q for q in queries if q.intent == intent and q.split == "validation"]
+        assert len(train) >= 100 and len(validation) >= 20, (intent, len(train), len(validation))
+    texts = [q.text.lower() for q in queries]
+    assert len(texts) == len(set(texts)), "a query text appears twice"
+    validation_texts = {q.text.lower() for q in queries if q.split == "validation"}
+    train_texts = {q.text.lower() for q in queries if q.split == "train"}
+    assert not validation_texts & train_texts, "a validation query is also a training query"

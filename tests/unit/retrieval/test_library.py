@@ -12,7 +12,6 @@ import math
 import pytest
 
 from services.retrieval.core import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary, library_for
-from services.retrieval.core.constants import INTENT_EXAMPLES
 
 DEFAULT_TABLE = """
 type            planning design debugging review history general
@@ -128,8 +127,6 @@ def test_library_refuses_a_matrix_that_misses_an_intent() -> None:
             intents=("x", "general"),
             matrix={"a": {"general": 1.0}},
             default_confidence={},
-            intent_cues={},
-            intent_examples={},
         )
 
 
@@ -141,15 +138,14 @@ def test_library_refuses_a_vocabulary_without_general() -> None:
             intents=("x",),
             matrix={"a": {"x": 1.0}},
             default_confidence={},
-            intent_cues={},
-            intent_examples={},
         )
 
 
-@pytest.mark.parametrize("mode", ["default", "companion"])
-def test_every_intent_has_example_queries_to_embed(mode: str) -> None:
-    library = library_for(mode)
-    for intent in library.intents:
-        examples = INTENT_EXAMPLES[mode].get(intent, ())
-        assert len(examples) >= 2, f"{mode}/{intent}: expected at least 2 examples"
-    assert library.intent_examples is INTENT_EXAMPLES[mode]
+def test_only_the_work_artifact_library_ranks_authority_by_type() -> None:
+    assert DEFAULT_LIBRARY.types_carry_authority, "a decision outranks an observation"
+    assert not COMPANION_LIBRARY.types_carry_authority, "speech acts are kinds, not ranks"
+
+
+def test_only_companion_answers_with_a_narrative_set() -> None:
+    assert COMPANION_LIBRARY.narrative and not DEFAULT_LIBRARY.narrative
+

@@ -84,7 +84,16 @@ def test_bump_of_a_pinned_drawer_ignores_idle_time() -> None:
 
 @pytest.mark.parametrize(
     ("intent", "weight"),
-    [("debugging", 1.5), ("planning", 0.8), ("design", 1.0), ("general", 1.0), ("recall", 1.0)],
+    [
+        ("debugging", 1.5),
+        ("planning", 0.8),
+        ("design", 1.0),
+        ("general", 1.0),
+        # Companion: only state_check asks about now; standing facts ignore salience.
+        ("state_check", 1.0),
+        ("recall", 0.0),
+        ("preference", 0.0),
+    ],
 )
 def test_salience_weight_by_intent(intent: str, weight: float) -> None:
     assert salience_weight(intent) == weight, f"w_sal for {intent}: expected {weight}"

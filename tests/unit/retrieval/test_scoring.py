@@ -20,7 +20,7 @@ from services.retrieval.core import (
     Ranking,
     ScoredCandidate,
     ScoringContext,
-    default_min_score,
+    default_min_relevance,
     rank,
     select,
 )
@@ -502,11 +502,25 @@ def test_default_mode_defaults_to_ten_results() -> None:
 
 
 @pytest.mark.parametrize("mode", ["default", "companion"])
-def test_default_min_score_silences_weak_matches(mode: str) -> None:
-    floor = default_min_score(mode)
+def test_default_floor_silences_a_query_nothing_answers(mode: str) -> None:
+    floor = default_min_relevance(mode)
     memory_type = "want" if mode == "companion" else "decision"
-    pool = [cand("weak", floor / 2, memory_type), cand("strong", floor + 0.3, memory_type)]
-    assert ids(select(rank(pool, ctx(mode=mode)))) == ["strong"]
+    pool = [cand("near", floor - 0.01, memory_type), cand("far", floor - 0.2, memory_type)]
+    assert select(rank(pool, ctx(mode=mode))) == [], "best relevance under the floor: silence"
+
+
+@pytest.mark.parametrize("mode", ["default", "companion"])
+def test_default_floor_keeps_results_within_the_margin_once_answered(mode: str) -> None:
+    # The best clears the floor, so the query is answered; supporting results may stand up
+    # to RESULT_RELEVANCE_MARGIN (0.15) under it; anything further is cut.
+    floor = default_min_relevance(mode)
+    memory_type = "want" if mode == "companion" else "decision"
+    pool = [
+        cand("best", floor + 0.05, memory_type),
+        cand("support", floor - 0.10, memory_type),
+        cand("noise", floor - 0.20, memory_type),
+    ]
+    assert ids(select(rank(pool, ctx(mode=mode)))) == ["best", "support"]
 
 
 def test_negative_n_results_is_refused() -> None:

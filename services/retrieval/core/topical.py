@@ -1,0 +1,73 @@
+"""Topical neighbourhoods: which candidates of one query discuss the same thing.
+
+Topical authority (docs/decisions/0012-topical-authority.md) lets the most authoritative
+drawer of a neighbourhood stand on the evidence of its neighbours; this module only answers
+the question it needs: for each candidate, which others are about the same topic.
+
+Two candidates are neighbours when
+
+- they sit in the same room and carry the same (non-empty) topic tag — the author said so; or
+- their own vectors are close: drawer-to-drawer cosine at least `NEIGHBOUR_COSINE` (0.55),
+  and they share the wing (or either has none). Two memories that near each other are
+  restatements of one subject, whatever their tags say.
+
+Pure: vectors come in as a mapping, nothing is read from a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from services.retrieval.core.constants import NEIGHBOUR_COSINE
+
+
+@dataclass(frozen=True, slots=True)
+class TopicalMember:
+    """What neighbourhoods read of one candidate."""
+
+    id: str
+    room: str = ""
+    topic: str = ""
+    wing: str = ""
+
+
+def _same_tag(a: TopicalMember, b: TopicalMember) -> bool:
+    return bool(a.room and a.topic) and a.room == b.room and a.topic == b.topic
+
+
+def _wings_allow(a: TopicalMember, b: TopicalMember) -> bool:
+    return not a.wing or not b.wing or a.wing == b.wing
+
+
+def neighbourhoods(
+    members: Sequence[TopicalMember],
+    vectors: Mapping[str, npt.NDArray[np.floating]] | None = None,
+    *,
+    threshold: float = NEIGHBOUR_COSINE,
+) -> dict[str, frozenset[str]]:
+    """Each member's neighbours (never itself). Members without a vector join by tags only."""
+    links: dict[str, set[str]] = {m.id: set() for m in members}
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            if a.id != b.id and _same_tag(a, b):
+                links[a.id].add(b.id)
+                links[b.id].add(a.id)
+    if vectors:
+        present = [m for m in members if m.id in vectors]
+        if len(present) > 1:
+            matrix = np.stack([np.asarray(vectors[m.id], dtype=np.float64) for m in present])
+            norms = np.linalg.norm(matrix, axis=1)
+            norms[norms == 0.0] = 1.0
+            unit = matrix / norms[:, np.newaxis]
+            cosines = unit @ unit.T
+            rows, cols = np.nonzero(np.triu(cosines >= threshold, k=1))
+            for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+                a, b = present[row], present[col]
+                if a.id != b.id and _wings_allow(a, b):
+                    links[a.id].add(b.id)
+                    links[b.id].add(a.id)
+    return {member: frozenset(found) for member, found in links.items()}
