@@ -104,7 +104,8 @@ INTENTS: Final[str] = (
     f"default mode: {_join(DEFAULT_LIBRARY.intents)}. "
     f"companion mode: {_join(COMPANION_LIBRARY.intents)}. "
     "Leave intent empty to have it inferred from the query (the answer says which intent was "
-    "used and how sure the guess was); an intent outside the store's library reads as general."
+    "used, how sure the guess was, and the mixture of intents it scored with when unsure); "
+    "pass it when you know what you are doing (planning, debugging...)."
 )
 
 WINGS_AND_ROOMS: Final[str] = (
@@ -141,14 +142,17 @@ def signing(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
 
 
 SILENCE: Final[str] = (
-    "SILENCE. Results below the store's min_score are withheld on purpose: an empty result "
-    "means nothing relevant is stored. Say so, or ask the user; do not invent a memory and "
-    "do not stretch the loudest near-miss into an answer."
+    "SILENCE. When nothing stored is relevant enough to the question the result is empty on "
+    "purpose (the default floor reads relevance, not recency or type; pass min_score to set "
+    "your own floor on the score, -1 for everything). Empty means nothing relevant is "
+    "stored: say so, or ask the user; do not invent a memory and do not stretch the loudest "
+    "near-miss into an answer."
 )
 
 PINS: Final[str] = (
     f"pin_status is one of {_join(PIN_STATUSES)} (proto names PIN_STATUS_*): pinned is "
-    "explicit authority and does not decay (pinning needs an admin token by default); "
+    "explicit authority: it does not decay and wins over active drawers on its topic "
+    "(pinning needs an admin token by default); "
     "deprecated drawers are superseded and left out of search unless include_deprecated is "
     f"set or the intent is {_join(sorted(DEPRECATED_VISIBLE_INTENTS))}."
 )

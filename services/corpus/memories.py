@@ -16,12 +16,22 @@ from services.corpus.store import CorpusStore
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import InvalidInput, NotFound
+from services.runtime.fts import KeywordHits
+from services.runtime.fusion import (
+    KEYWORD_BOOST,
+    fused_relevance,
+    keyword_evidence,
+    keyword_scale,
+)
 from services.runtime.paging import page_offset, page_token
 from services.runtime.queries import check_query_text, result_limit
 
 DIRECT_VERSION = "direct/1"
 SESSION_VERSION = "session/1"
 _ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "model", "bot"})
+# Candidates per retriever for a hybrid raw search (fusion needs both lists deep enough to
+# overlap; measured on LoCoMo, docs/decisions/0011-relevance-fusion.md).
+RAW_CANDIDATE_DEPTH = 50
 
 
 def _stamp(chunk: common_pb2.RawChunk) -> None:
@@ -134,7 +144,9 @@ async def add_session(
 async def search_raw(
     store: CorpusStore, embedder: EmbedderClient, request: corpus_pb2.SearchRawRequest
 ) -> corpus_pb2.SearchRawResponse:
-    """Similarity search over raw chunks; `hybrid` adds FTS5 keyword hits (boosted +0.04)."""
+    """Similarity search over raw chunks. With `hybrid`, both retrievers gather
+    `RAW_CANDIDATE_DEPTH` candidates and rank by the fused relevance the drawer pool uses
+    (cosine + calibrated BM25 evidence, `services.runtime.fusion`) plus the keyword boost."""
     check_query_text(request.query)
     limit = result_limit(request.n_results, default=10, maximum=200)
     vector = await embedder.embed_query(request.query)
@@ -143,27 +155,34 @@ async def search_raw(
         "origin_kind": request.origin_kind,
         "file_id": request.file_id,
     }
-    hits = dict(await asyncio.to_thread(store.raw.search, vector, limit=limit, **filters))
-    keyword: set[str] = set()
+    depth = max(limit, RAW_CANDIDATE_DEPTH) if request.hybrid else limit
+    hits = dict(await asyncio.to_thread(store.raw.search, vector, limit=depth, **filters))
+    keyword = KeywordHits()
     if request.hybrid:
         allowed = store.raw.allowed_ids(**filters)
-        keyword = set(
-            store.raw.collection.keyword_search(request.query, limit=limit, allowed_ids=allowed)
+        keyword = store.raw.collection.keyword_search(
+            request.query, limit=depth, allowed_ids=allowed
         )
-        missing = [i for i in keyword if i not in hits]
+        missing = [hit.id for hit in keyword.hits if hit.id not in hits]
         for chunk_id_, stored in store.raw.collection.vectors_of(missing).items():
             hits[chunk_id_] = float(np.dot(stored, vector))
+    bm25 = {hit.id: hit.score for hit in keyword.hits}
+    scale = keyword_scale(bm25.values(), keyword.reference)
+
+    def score(chunk: str, similarity: float) -> float:
+        if chunk not in bm25:
+            return similarity
+        evidence = keyword_evidence(bm25[chunk], scale)
+        return fused_relevance(similarity, evidence) + KEYWORD_BOOST
+
     scored = sorted(
-        ((i, s + (0.04 if i in keyword else 0.0), s) for i, s in hits.items()),
-        key=lambda item: -item[1],
+        ((i, score(i, s), s) for i, s in hits.items()), key=lambda item: (-item[1], item[0])
     )[:limit]
     chunks = {c.id: c for c in store.raw.get([i for i, _, _ in scored])}
     return corpus_pb2.SearchRawResponse(
         results=[
-            corpus_pb2.RawHit(
-                chunk=chunks[i], score=score, similarity=sim, keyword_hit=i in keyword
-            )
-            for i, score, sim in scored
+            corpus_pb2.RawHit(chunk=chunks[i], score=value, similarity=sim, keyword_hit=i in bm25)
+            for i, value, sim in scored
             if i in chunks
         ]
     )

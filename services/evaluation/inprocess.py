@@ -194,9 +194,7 @@ class InProcessTarget:
         sent = retrieval_pb2.ListDrawersRequest()
         sent.CopyFrom(request)
         sent.store.CopyFrom(self._context(store))
-        answer: retrieval_pb2.ListDrawersResponse = await self._call(
-            self._stub().ListDrawers, sent
-        )
+        answer: retrieval_pb2.ListDrawersResponse = await self._call(self._stub().ListDrawers, sent)
         return answer
 
     async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:

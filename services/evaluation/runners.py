@@ -193,7 +193,9 @@ def _summarise_thesis(per_query: list[tuple[ThesisQuery, dict[str, float]]]) -> 
         "narrative_set_recall_at_5": _mean(s["set_recall_at_5"] for s in narrative),
         "narrative_set_recall_at_5_floor": _mean(s["set_recall_at_5_floor"] for s in narrative),
         "narrative_n": len(narrative),
-        "intent_accuracy": _mean(s["intent_correct"] for _, s in per_query if "intent_correct" in s),
+        "intent_accuracy": _mean(
+            s["intent_correct"] for _, s in per_query if "intent_correct" in s
+        ),
         "by_kind": kinds,
     }
 

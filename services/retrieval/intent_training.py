@@ -81,7 +81,9 @@ def _vocabulary(texts: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(term for term, n in counts.items() if n >= MIN_TERM_QUERIES))
 
 
-def accuracy(model: IntentModel, texts: Sequence[str], labels: Sequence[str], embed: Embed) -> float:
+def accuracy(
+    model: IntentModel, texts: Sequence[str], labels: Sequence[str], embed: Embed
+) -> float:
     """Share of `texts` whose most likely intent is the label."""
     if not texts:
         return float("nan")

@@ -37,6 +37,10 @@ import math
 from collections.abc import Iterable
 from typing import Final
 
+# The seed's keyword boost: a keyword hit gains this after scoring, additive and small (enough
+# to break ties, never to dominate). Here because raw search adds it too.
+KEYWORD_BOOST: Final = 0.04
+
 # Weight of keyword evidence added to the cosine (a fully matching row gains 0.4).
 KEYWORD_EVIDENCE_WEIGHT: Final = 0.4
 

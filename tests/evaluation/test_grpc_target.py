@@ -37,7 +37,8 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
 
     thesis = results["sets"]["thesis"]["tiny_thesis"]
     assert thesis["drawers"] == 10 and thesis["queries"] == 5
-    assert set(thesis["rankers"]) == {"cosine", "hybrid", "full"}
+    assert set(thesis["rankers"]) == {"cosine", "hybrid", "full", "full_inferred"}
+    assert 0.0 <= thesis["rankers"]["full_inferred"]["intent_accuracy"] <= 1.0
     full = thesis["rankers"]["full"]
     assert full["topical_n"] == 3 and full["silence_n"] == 1 and full["narrative_n"] == 1
     assert full["silence_accuracy"] == 1.0, "the sourdough question must come back empty"

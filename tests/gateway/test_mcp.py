@@ -186,7 +186,7 @@ async def test_descriptions_teach_the_framing_schema() -> None:
         assert "wing/name" in described and "third person" in described
         assert f"at least {framing.DEFAULT_MIN_SIGNATURE_CHARS} characters" in described
         assert "verbatim" in described
-    assert "empty result means nothing relevant is stored" in text["engram_search"]
+    assert "Empty means nothing relevant is stored" in text["engram_search"]
     assert "do not invent" in text["engram_search"]
     assert "wing/name" in text["engram_list_rooms"]
     assert "memory types" in text["engram_store_info"]

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from services.runtime import fusion
+
 # ---------------------------------------------------------------- deployment modes
 
 # The per-store literal that picks the type library; the mode is a property of the store.
@@ -203,7 +205,8 @@ DEFAULT_W_SAL: Final = 1.0
 SIMILARITY_FLOOR: Final = -0.3
 
 # FTS5 hits are lifted additively and small: enough to break ties, never enough to dominate.
-KEYWORD_BOOST: Final = 0.04
+# Defined with the fusion it sits on top of, which raw search shares.
+KEYWORD_BOOST: Final = fusion.KEYWORD_BOOST
 
 # Personal notes must not out-rank canonical answers; small because it fixes one noise pattern.
 DIARY_PENALTY: Final = 0.85

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ _WORD = re.compile(r"[a-z0-9']+")
 def query_terms(text: str) -> set[str]:
     """The words and adjacent word pairs of a query, lower-cased (the classifier's tokens)."""
     words = _WORD.findall(text.lower().replace("\u2019", "'"))
-    return set(words) | {f"{a}_{b}" for a, b in zip(words, words[1:], strict=False)}
+    return set(words) | {f"{a}_{b}" for a, b in pairwise(words)}
 
 
 @dataclass(frozen=True, slots=True)

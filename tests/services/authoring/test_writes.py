@@ -84,7 +84,9 @@ async def test_heavy_split_ambient_and_canonical(stack: Stack) -> None:
 
     # The canonical drawer is searchable like any other, through the retrieval tier.
     found = await stack.retrieval.Search(
-        retrieval_pb2.SearchRequest(store=stack.store("read"), query="missing drawer status code")
+        retrieval_pb2.SearchRequest(
+            store=stack.store("read"), query="missing drawer status code", min_score=-1.0
+        )
     )
     assert canonical.drawer.id in [hit.drawer.id for hit in found.results]
 

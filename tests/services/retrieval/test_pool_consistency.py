@@ -62,10 +62,10 @@ def test_a_failed_vector_write_leaves_both_stores_unchanged(
         pool.upsert([_drawer(2, "beta decision about replicas")], _vectors(1, seed=2))
     monkeypatch.undo()
     assert pool.count() == 1, "the mirror must not hold the failed drawer"
-    assert pool.keyword_search("beta replicas", MetaFilter(), 10) == [], (
+    assert pool.keyword_search("beta replicas", MetaFilter(), 10).ids == [], (
         "the keyword row of a failed write must be rolled back"
     )
-    assert pool.keyword_search("alpha shards", MetaFilter(), 10) == ["d-1"]
+    assert pool.keyword_search("alpha shards", MetaFilter(), 10).ids == ["d-1"]
 
 
 def test_a_crash_between_the_stores_is_repaired_on_open(tmp_path: Path) -> None:
@@ -85,10 +85,10 @@ def test_a_crash_between_the_stores_is_repaired_on_open(tmp_path: Path) -> None:
     reopened = DrawerPool(location, DIM)
     try:
         assert reopened.count() == 2
-        assert reopened.keyword_search("beta replicas", MetaFilter(), 10) == ["d-2"], (
+        assert reopened.keyword_search("beta replicas", MetaFilter(), 10).ids == ["d-2"], (
             "the keyword row of a drawer present in Qdrant must be restored"
         )
-        assert reopened.keyword_search("gamma orphan", MetaFilter(), 10) == [], (
+        assert reopened.keyword_search("gamma orphan", MetaFilter(), 10).ids == [], (
             "a keyword row without a drawer must be dropped"
         )
     finally:
@@ -99,4 +99,4 @@ def test_delete_removes_from_both_stores(pool: DrawerPool) -> None:
     pool.upsert([_drawer(1, "alpha"), _drawer(2, "beta")], _vectors(2))
     assert pool.delete(["d-1", "missing"]) == 1
     assert pool.get_many(["d-1", "d-2"])[0].id == "d-2"
-    assert pool.keyword_search("alpha", MetaFilter(), 10) == []
+    assert pool.keyword_search("alpha", MetaFilter(), 10).ids == []

@@ -1,89 +1,84 @@
-"""The thesis test: on the "decisions over discussion" sets, full Engram scoring puts the right
-drawer first more often than raw cosine on authority and supersession queries, and silence
-queries come back empty with the store's default min_score."""
+"""The thesis, measured: on Engram's own development sets (eval/sets/thesis, new domains,
+written independently) full scoring puts the right drawer first far more often than cosine,
+with the intent given and inferred; unanswerable queries mostly come back empty while
+answerable ones are answered. The shared dev sets are reported as a check (never tuned to).
+
+Thresholds sit below the figures of docs/evaluation.md by a margin that one changed query
+cannot cross, and far above what the seed formula alone reaches (right@1 0.26–0.29 on the
+default sets), so a regression of the mechanism fails here.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from engram.v1 import common_pb2, retrieval_pb2
 
-from services.evaluation.metrics import right_at_1
-from services.evaluation.thesis import THESIS_NOW, ThesisSet, load_thesis_set
-from services.retrieval.pool.records import to_timestamp
-from tests.services.retrieval.conftest import RunningRetrieval
+from services.evaluation.inprocess import InProcessTarget
+from services.evaluation.runners import run_thesis
+from services.evaluation.thesis import load_thesis_set
 
-EVAL = Path(__file__).resolve().parents[4] / "shared" / "eval"
-RANKERS = {
-    "cosine": retrieval_pb2.RANKER_MODE_COSINE,
-    "hybrid": retrieval_pb2.RANKER_MODE_HYBRID,
-    "full": retrieval_pb2.RANKER_MODE_FULL,
-}
+REPO = Path(__file__).resolve().parents[3]
+OWN = REPO / "eval" / "sets" / "thesis"
+SHARED = REPO.parent / "shared" / "eval"
 
 
-async def _load(r: RunningRetrieval, thesis: ThesisSet) -> common_pb2.StoreContext:
-    store = common_pb2.StoreContext(
-        name=thesis.name.lower().replace(" ", "-")[:60] or "thesis",
-        deployment_mode=thesis.deployment_mode,
-    )
-    await r.stub.IndexDrawers(
-        retrieval_pb2.IndexDrawersRequest(store=store, drawers=list(thesis.drawers))
-    )
-    return store
+@pytest.fixture(scope="module")
+async def target() -> AsyncIterator[InProcessTarget]:
+    started = await InProcessTarget().start()
+    yield started
+    await started.aclose()
 
 
-async def _run(
-    r: RunningRetrieval, store: common_pb2.StoreContext, thesis: ThesisSet
-) -> dict[str, dict[str, list[float]]]:
-    """right@1 per ranker per query kind (silence: 1.0 when empty with the default floor)."""
-    scores: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in RANKERS}
-    for query in thesis.queries:
-        for name, ranker in RANKERS.items():
-            request = retrieval_pb2.SearchRequest(
-                store=store, query=query.text, intent=query.intent, ranker=ranker
-            )
-            request.as_of.CopyFrom(to_timestamp(THESIS_NOW))
-            if query.kind != "silence":
-                request.min_score = -1.0  # rank everything; silence uses the store default
-            reply = await r.stub.Search(request)
-            ids = [hit.drawer.id for hit in reply.results]
-            if query.kind == "silence":
-                scores[name]["silence"].append(1.0 if not ids else 0.0)
-            else:
-                scores[name][query.kind].append(right_at_1(ids, query.relevant))
-    return scores
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+async def _rankers(target: InProcessTarget, path: Path) -> dict[str, Any]:
+    result = await run_thesis(target, load_thesis_set(path))
+    rankers: dict[str, Any] = result["rankers"]
+    print(f"\n{path.name}: " + ", ".join(f"{k} {v['right_at_1']:.2f}" for k, v in rankers.items()))
+    return rankers
 
 
 @pytest.mark.slow
-async def test_full_scoring_beats_cosine_on_authority_and_supersession(
-    retrieval: RunningRetrieval,
+@pytest.mark.parametrize("dataset", ["default_a.json", "default_b.json", "default_c.json"])
+async def test_decisions_win_over_discussion(target: InProcessTarget, dataset: str) -> None:
+    rankers = await _rankers(target, OWN / dataset)
+    full, inferred, cosine = rankers["full"], rankers["full_inferred"], rankers["cosine"]
+    assert full["right_at_1"] >= 0.7, f"full right@1 {full['right_at_1']:.2f}, expected ≥ 0.7"
+    assert full["right_at_1"] >= cosine["right_at_1"] + 0.2, (
+        f"full {full['right_at_1']:.2f} must beat cosine {cosine['right_at_1']:.2f} by 0.2"
+    )
+    assert inferred["right_at_1"] >= 0.65, f"intent inferred: {inferred['right_at_1']:.2f}"
+    assert inferred["intent_accuracy"] >= 0.55, f"intent accuracy {inferred['intent_accuracy']}"
+    assert full["silence_accuracy"] >= 0.7, f"silence {full['silence_accuracy']:.2f}"
+    assert full["answered_at_default_floor"] >= 0.9, (
+        f"the default floor silenced answerable queries: {full['answered_at_default_floor']:.2f}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["companion_a.json", "companion_b.json"])
+async def test_companion_sets_are_answered_and_ordered(
+    target: InProcessTarget, dataset: str
 ) -> None:
-    thesis = load_thesis_set(EVAL / "dev_default.json")
-    store = await _load(retrieval, thesis)
-    scores = await _run(retrieval, store, thesis)
-    kinds = ("authority", "supersession")
-    table = {
-        name: {kind: _mean(per_kind[kind]) for kind in (*kinds, "situational", "pinned_vs_recent")}
-        for name, per_kind in scores.items()
-    }
-    print("\nright@1 on dev_default:", table)
-    full = _mean([v for k in kinds for v in scores["full"][k]])
-    cosine = _mean([v for k in kinds for v in scores["cosine"][k]])
-    assert full > cosine, f"full scoring right@1 {full:.2f} must beat cosine {cosine:.2f}"
+    rankers = await _rankers(target, OWN / dataset)
+    full, inferred = rankers["full"], rankers["full_inferred"]
+    assert full["right_at_1"] >= 0.55, f"full right@1 {full['right_at_1']:.2f}"
+    assert inferred["right_at_1"] >= 0.55, f"intent inferred: {inferred['right_at_1']:.2f}"
+    assert full["narrative_set_recall_at_5"] >= 0.4, full["narrative_set_recall_at_5"]
+    assert full["answered_at_default_floor"] >= 0.85, full["answered_at_default_floor"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["dev_default.json", "dev_companion.json"])
-async def test_silence_queries_come_back_empty(retrieval: RunningRetrieval, dataset: str) -> None:
-    thesis = load_thesis_set(EVAL / dataset)
-    store = await _load(retrieval, thesis)
-    scores = await _run(retrieval, store, thesis)
-    silence = scores["full"]["silence"]
-    assert silence, "the set has silence queries"
-    assert all(v == 1.0 for v in silence), f"silence queries answered: {silence}"
+async def test_shared_dev_sets_as_a_check(target: InProcessTarget, dataset: str) -> None:
+    rankers = await _rankers(target, SHARED / dataset)
+    full, inferred, cosine = rankers["full"], rankers["full_inferred"], rankers["cosine"]
+    print(f"{dataset}: intent accuracy {inferred['intent_accuracy']:.2f}")
+    assert inferred["intent_accuracy"] >= 0.4, (
+        f"intent accuracy {inferred['intent_accuracy']:.2f} on {dataset}: the classifier "
+        "falls back or guesses at chance"
+    )
+    if dataset == "dev_default.json":
+        assert full["right_at_1"] > cosine["right_at_1"] + 0.2, (full, cosine)
+        assert full["silence_accuracy"] >= 0.6, full["silence_accuracy"]

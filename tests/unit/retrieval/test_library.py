@@ -148,4 +148,3 @@ def test_only_the_work_artifact_library_ranks_authority_by_type() -> None:
 
 def test_only_companion_answers_with_a_narrative_set() -> None:
     assert COMPANION_LIBRARY.narrative and not DEFAULT_LIBRARY.narrative
-

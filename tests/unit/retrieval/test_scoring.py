@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from services.retrieval.core import (
@@ -543,3 +544,150 @@ def test_unknown_pin_status_and_nan_similarity_are_refused() -> None:
         cand("a", pin="archived")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="NaN"):
         cand("a", float("nan"))
+
+
+# ---------------------------------------------------------------- fused relevance
+
+
+def test_relevance_adds_calibrated_keyword_evidence() -> None:
+    # The best keyword hit scores 8; the query's reference (Σ IDF) is 10, so the scale is
+    # max(8, 0.2 × 10) = 8: "a" gains 0.4 × 8/8 = 0.4, "b" 0.4 × 4/8 = 0.2, "c" nothing.
+    a = replace(cand("a", 0.5), keyword_hit=True, keyword_score=8.0)
+    b = replace(cand("b", 0.5), keyword_hit=True, keyword_score=4.0)
+    c = cand("c", 0.5)
+    r = by_id(rank([a, b, c], replace(ctx(), keyword_reference=10.0)))
+    assert r["a"].breakdown.relevance == pytest.approx(0.9)
+    assert r["b"].breakdown.relevance == pytest.approx(0.7)
+    assert r["c"].breakdown.relevance == pytest.approx(0.5)
+    # The floor's absolute form: coverage = bm25 / reference (0.8 and 0.4).
+    assert r["a"].breakdown.standing_relevance == pytest.approx(0.5 + 0.4 * 0.8)
+    assert r["b"].breakdown.standing_relevance == pytest.approx(0.5 + 0.4 * 0.4)
+
+
+def test_a_weak_best_keyword_match_is_not_promoted_to_full_evidence() -> None:
+    # Best hit 1.0 against a reference of 20: the scale is 0.2 × 20 = 4, evidence 0.25.
+    a = replace(cand("a", 0.5), keyword_hit=True, keyword_score=1.0)
+    r = rank([a, cand("b", 0.4)], replace(ctx(), keyword_reference=20.0))
+    assert by_id(r)["a"].breakdown.keyword_evidence == pytest.approx(0.25)
+
+
+def test_cosine_ranker_ignores_keyword_evidence() -> None:
+    a = replace(cand("a", 0.5), keyword_hit=True, keyword_score=8.0)
+    r = rank([a], replace(ctx(ranker="cosine"), keyword_reference=10.0))
+    assert r.ranked[0].final_score == pytest.approx(0.5)
+
+
+# ---------------------------------------------------------------- topical authority
+
+
+def topic_cand(id: str, sim: float, memory_type: str, **kw: object) -> Candidate:
+    base = cand(id, sim, memory_type, **kw)  # type: ignore[arg-type]
+    return replace(base, topic="auction-timeout")
+
+
+def test_the_decision_stands_on_the_discussions_evidence() -> None:
+    # Planning; same room and topic. The observation echoes the query (0.8), the decision
+    # does not (0.5, inside the 2× window). Type damp = ln2/ln14 = 0.262650:
+    # decision 1 + 0.3·damp = 1.078795, observation 1 − 0.1·damp = 0.973735.
+    # The decision stands on 0.8 → 0.8 × 1.078795 = 0.863036 > 0.8 × 0.973735 = 0.778988.
+    decision = topic_cand("dec", 0.5, "decision")
+    talk = topic_cand("obs", 0.8, "observation")
+    r = rank([talk, decision], ctx("planning"))
+    assert ids(list(r.ranked)) == ["dec", "obs"], "the decision must win its topic"
+    got = by_id(r)["dec"]
+    damp = LN2 / LN14
+    assert got.breakdown.lifted_by == "obs"
+    assert got.score == pytest.approx(0.8 * (1 + 0.3 * damp))
+    assert by_id(r)["obs"].breakdown.lifted_by == "", "evidence never flows upward to talk"
+    assert r.lifted == 1
+
+
+def test_uniform_metadata_shares_nothing() -> None:
+    # Same type, same everything: nobody outranks anybody, so the ranking is the seed's.
+    a, b = topic_cand("a", 0.5, "decision"), topic_cand("b", 0.8, "decision")
+    r = rank([a, b], ctx("planning"))
+    assert ids(list(r.ranked)) == ["b", "a"] and r.lifted == 0
+
+
+def test_no_sharing_across_topics_or_outside_the_override_window() -> None:
+    other_topic = replace(cand("dec", 0.5, "decision"), topic="billing")
+    talk = topic_cand("obs", 0.8, "observation")
+    assert rank([talk, other_topic], ctx("planning")).lifted == 0, "different topic"
+    far = topic_cand("dec", 0.3, "decision")  # 0.8 / 0.3 > 2: not about what is asked
+    assert rank([talk, far], ctx("planning")).lifted == 0, "outside the window"
+
+
+def test_close_vectors_make_neighbours_without_a_tag() -> None:
+    a = cand("dec", 0.5, "decision")
+    b = cand("obs", 0.8, "observation")
+    same = {"dec": np.array([1.0, 0.0]), "obs": np.array([0.9, 0.1])}
+    apart = {"dec": np.array([1.0, 0.0]), "obs": np.array([0.0, 1.0])}
+    assert rank([a, b], ctx("planning"), same).lifted == 1
+    assert rank([a, b], ctx("planning"), apart).lifted == 0
+
+
+def test_pinned_binds_over_active_on_the_same_topic() -> None:
+    # Same type: only the pin differs (×1.1, never dampened).
+    pinned = topic_cand("pin", 0.5, "decision", pin="pinned", salience=0.3)
+    fresh = topic_cand("new", 0.8, "decision", salience=0.9)
+    r = rank([fresh, pinned], ctx("planning"))
+    assert ids(list(r.ranked))[0] == "pin"
+    assert by_id(r)["pin"].breakdown.pin_factor == pytest.approx(1.1)
+
+
+def test_companion_speech_acts_do_not_outrank_each_other_by_type() -> None:
+    # Procedural favours wants, but a want is not more authoritative than an observation:
+    # no evidence flows between them in a companion store.
+    want = topic_cand("w", 0.5, "want")
+    seen = topic_cand("o", 0.8, "observation")
+    assert rank([want, seen], ctx("procedural", mode="companion")).lifted == 0
+
+
+def test_deprecated_shown_outside_history_never_wins() -> None:
+    old = cand("old", 0.9, "decision", pin="deprecated")
+    new = cand("new", 0.5, "decision")
+    r = rank([old, new], ctx("design", include_deprecated=True))
+    assert ids(list(r.ranked)) == ["new", "old"]
+    assert by_id(r)["old"].breakdown.pin_factor == pytest.approx(0.2)
+    history = rank([old, new], ctx("history"))
+    assert ids(list(history.ranked)) == ["old", "new"], "history takes it as it is"
+
+
+# ---------------------------------------------------------------- soft intent
+
+
+def test_a_mixture_weights_the_matrix_columns() -> None:
+    # 0.5 planning + 0.5 debugging: decision 0.5·1.3 + 0.5·0.7 = 1.0, bug 0.5·0.8 + 0.5·1.5
+    # = 1.15; w_sal = 0.5·0.8 + 0.5·1.5 = 1.15.
+    c = replace(ctx("planning"), intent_weights={"planning": 0.5, "debugging": 0.5})
+    r = by_id(rank([cand("d", 0.5, "decision"), cand("b", 0.5, "bug")], c))
+    assert r["d"].breakdown.type_multiplier_raw == pytest.approx(1.0)
+    assert r["b"].breakdown.type_multiplier_raw == pytest.approx(1.15)
+    assert r["d"].breakdown.salience_weight == pytest.approx(1.15)
+
+
+def test_intent_weights_must_be_usable() -> None:
+    with pytest.raises(ValueError, match="non-negative"):
+        replace(ctx(), intent_weights={"planning": -1.0})
+    with pytest.raises(ValueError, match="all be zero"):
+        replace(ctx(), intent_weights={"planning": 0.0})
+
+
+# ---------------------------------------------------------------- narrative sets
+
+
+def test_a_companion_set_spans_the_speech_acts() -> None:
+    # General intent, type damp = H(3 wants, 1 preference, 1 observation)/ln4 = 0.685:
+    # want ×1.2056, preference ×1.137, observation ×1.0. Scores: w1 1.085, w2 1.061,
+    # w3 1.037, p 0.910, o 0.870. After w1 each remaining want counts ×0.8 (w2 → 0.849),
+    # so the set takes p (0.910) and o (0.870) before the second-best want.
+    pool = [
+        cand("w1", 0.90, "want"),
+        cand("w2", 0.88, "want"),
+        cand("w3", 0.86, "want"),
+        cand("p", 0.80, "preference"),
+        cand("o", 0.87, "observation"),
+    ]
+    chosen = select(rank(pool, ctx("general", mode="companion")), n_results=3, min_score=-1.0)
+    assert ids(chosen)[0] == "w1", "the best drawer always comes first"
+    assert set(ids(chosen)) == {"w1", "p", "o"}, ids(chosen)

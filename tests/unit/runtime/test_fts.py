@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -273,3 +274,50 @@ def test_fts_query_can_be_passed_prebuilt(index: FtsIndex) -> None:
     query = FtsQuery.parse("Prebuilt query")
     assert query.terms == ("prebuilt", "query")
     assert [hit.id for hit in index.search(query, limit=5)] == ["q"]
+
+
+def test_porter_stemming_matches_word_forms(index: FtsIndex) -> None:
+    index.upsert([{"id": "r", "title": "", "body": "Retries were capped after the outage"}])
+    assert [hit.id for hit in index.search("retry cap", limit=5)] == ["r"]
+
+
+def test_common_terms_are_counted_under_their_stem(tmp_path: Path) -> None:
+    # "memories" and "memory" are one token in the index: the query's inflected form must be
+    # recognised as common, or the bounding would never fire for it.
+    fts = FtsIndex(tmp_path / "stem.sqlite3", columns=["body"], common_min_rows=10)
+    try:
+        rows = [{"id": str(i), "body": f"memory filler{i}"} for i in range(50)]
+        rows.append({"id": "rare", "body": "memory zeppelin"})
+        fts.upsert(rows)
+        assert fts.plan_query("memories zeppelins").terms == ("zeppelins",)
+    finally:
+        fts.close()
+
+
+def test_an_index_built_with_another_tokenizer_is_retokenized_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    old = FtsIndex(path, columns=["body"], tokenizer="unicode61 remove_diacritics 2")
+    old.upsert([{"id": "r", "body": "Retries were capped"}])
+    assert old.search("retry", limit=5) == [], "no stemming in the old index"
+    old.close()
+    new = FtsIndex(path, columns=["body"])
+    try:
+        assert [hit.id for hit in new.search("retry", limit=5)] == ["r"]
+        assert new.count() == 1, "the content table is kept whole"
+    finally:
+        new.close()
+
+
+def test_reference_score_sums_the_idf_of_the_searched_terms(tmp_path: Path) -> None:
+    # 10 rows; "alpha" in 1 → idf ln(9.5/1.5); "beta" in none → ln(10.5/0.5).
+    fts = FtsIndex(tmp_path / "ref.sqlite3", columns=["body"])
+    try:
+        fts.upsert([{"id": str(i), "body": f"row{i}"} for i in range(9)])
+        fts.upsert([{"id": "a", "body": "alpha"}])
+        expected = math.log(9.5 / 1.5) + math.log(10.5 / 0.5)
+        assert fts.reference_score("alpha beta") == pytest.approx(expected)
+        found = fts.search_scored("alpha beta", limit=5)
+        assert found.ids == ["a"] and found.reference == pytest.approx(expected)
+        assert fts.search_scored("nothing here", limit=5).reference == 0.0, "no hits, no scale"
+    finally:
+        fts.close()
