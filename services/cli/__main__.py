@@ -169,7 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--data", type=Path, help="evaluation data (ENGRAM_EVAL_DATA, ../shared/eval)")
     ev.add_argument(
-        "--thesis", type=Path, action="append", default=[], help="a thesis-schema file (repeat)"
+        "--thesis",
+        type=Path,
+        action="append",
+        default=[],
+        help="a thesis-schema file (repeat; default: the shared dev sets and eval/sets/thesis)",
     )
     ev.add_argument("--out", type=Path, default=Path("eval/results"), help="results root")
     ev.add_argument("--compare", type=Path, help="a previous results.json: print the deltas")

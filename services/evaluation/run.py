@@ -31,6 +31,8 @@ from services.evaluation.thesis import load_thesis_set
 SETS = ("thesis", "scifact", "locomo")
 THESIS_FILES = ("dev_default.json", "dev_companion.json")
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Engram's own development sets, run beside the shared ones (eval/sets/README.md).
+OWN_THESIS_DIR = REPO_ROOT / "eval" / "sets" / "thesis"
 
 # --quick: small enough for CI on two cores, large enough to exercise every code path.
 QUICK_SCIFACT_QUERIES = 30
@@ -50,7 +52,7 @@ class EvalOptions:
     sets: tuple[str, ...] = SETS
     quick: bool = False
     data_dir: Path = field(default_factory=default_data_dir)
-    thesis_files: tuple[Path, ...] = ()  # empty: the two shared sets
+    thesis_files: tuple[Path, ...] = ()  # empty: the two shared sets and Engram's own
     out_root: Path = field(default_factory=lambda: Path("eval") / "results")
     compare_with: Path | None = None
     concurrency: int = 4
@@ -99,7 +101,10 @@ async def run_eval(
     started = time.perf_counter()
     sets: dict[str, Any] = {}
     if "thesis" in options.sets:
-        files = options.thesis_files or tuple(options.data_dir / f for f in THESIS_FILES)
+        files = options.thesis_files or (
+            *(options.data_dir / f for f in THESIS_FILES),
+            *sorted(OWN_THESIS_DIR.glob("*.json")),
+        )
         sets["thesis"] = {}
         for file in files:
             thesis = load_thesis_set(_need(file, "thesis set"))

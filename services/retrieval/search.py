@@ -240,13 +240,20 @@ class SearchEngine:
         depth: int,
         with_vectors: bool,
     ) -> CandidateSet:
-        vector_hits = dict(pool.vector_search(vector, flt, depth))
+        # Topical neighbourhoods compare candidates with each other, so the full ranker reads
+        # every candidate's stored vector: the vector hits' come with the search itself, the
+        # keyword-only hits' are read anyway (they need them for a cosine).
+        stored: dict[str, npt.NDArray[np.float32]] = {}
+        if with_vectors:
+            found = pool.vector_search_with_vectors(vector, flt, depth)
+            vector_hits = {drawer_id: score for drawer_id, score, _ in found}
+            stored = {drawer_id: row for drawer_id, _, row in found}
+        else:
+            vector_hits = dict(pool.vector_search(vector, flt, depth))
         keyword = pool.keyword_search(text, flt, depth)
         keyword_only = [hit.id for hit in keyword.hits if hit.id not in vector_hits]
-        # Topical neighbourhoods compare candidates with each other: the full ranker reads
-        # every candidate's stored vector (keyword-only hits need theirs for a cosine anyway).
-        wanted = [*vector_hits, *keyword_only] if with_vectors else keyword_only
-        stored = pool.vectors_of(wanted) if wanted else {}
+        if keyword_only:
+            stored.update(pool.vectors_of(keyword_only))
         for drawer_id in keyword_only:
             if drawer_id in stored:
                 vector_hits.setdefault(drawer_id, float(np.dot(stored[drawer_id], vector)))

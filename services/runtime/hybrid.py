@@ -140,9 +140,17 @@ class HybridCollection:
         }
 
     def search(
-        self, vector: npt.NDArray[np.float32], *, limit: int, flt: Filter | None, exact: bool
+        self,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        flt: Filter | None,
+        exact: bool,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
-        return self.vectors.search(self.collection, vector, limit=limit, flt=flt, exact=exact)
+        return self.vectors.search(
+            self.collection, vector, limit=limit, flt=flt, exact=exact, with_vectors=with_vectors
+        )
 
     def keyword_search(
         self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None

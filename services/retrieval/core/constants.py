@@ -244,7 +244,7 @@ DEFAULT_N_RESULTS_BY_MODE: Final[Mapping[str, int]] = MappingProxyType(
 # sets (docs/decisions/0006-default-min-score.md has the curves). A store or request that
 # sets min_score gets a floor on final_score instead, as before.
 DEFAULT_MIN_RELEVANCE: Final[Mapping[str, float]] = MappingProxyType(
-    {DEFAULT_MODE: 0.60, COMPANION_MODE: 0.55}
+    {DEFAULT_MODE: 0.60, COMPANION_MODE: 0.50}
 )
 
 # Once a query is answered, the other results may stand this much below the floor: the

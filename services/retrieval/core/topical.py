@@ -16,6 +16,7 @@ Pure: vectors come in as a mapping, nothing is read from a store.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,10 +36,6 @@ class TopicalMember:
     wing: str = ""
 
 
-def _same_tag(a: TopicalMember, b: TopicalMember) -> bool:
-    return bool(a.room and a.topic) and a.room == b.room and a.topic == b.topic
-
-
 def _wings_allow(a: TopicalMember, b: TopicalMember) -> bool:
     return not a.wing or not b.wing or a.wing == b.wing
 
@@ -51,11 +48,13 @@ def neighbourhoods(
 ) -> dict[str, frozenset[str]]:
     """Each member's neighbours (never itself). Members without a vector join by tags only."""
     links: dict[str, set[str]] = {m.id: set() for m in members}
-    for i, a in enumerate(members):
-        for b in members[i + 1 :]:
-            if a.id != b.id and _same_tag(a, b):
-                links[a.id].add(b.id)
-                links[b.id].add(a.id)
+    tagged: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for member in members:
+        if member.room and member.topic:
+            tagged[(member.room, member.topic)].add(member.id)
+    for group in tagged.values():
+        for member_id in group:
+            links[member_id].update(group - {member_id})
     if vectors:
         present = [m for m in members if m.id in vectors]
         if len(present) > 1:

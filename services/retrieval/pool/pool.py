@@ -28,6 +28,7 @@ from services.runtime.vectorstore import (
     FieldIn,
     FieldNotEquals,
     Filter,
+    VectorHit,
     VectorPoint,
     open_vector_store,
 )
@@ -168,10 +169,26 @@ class DrawerPool:
     ) -> list[tuple[str, float]]:
         """(id, cosine) of the nearest drawers matching `flt`: exact until an HNSW index
         covers the filter (small pools always), approximate after (`IndexBuilder.use_exact`)."""
+        return [(hit.id, hit.score) for hit in self._vector_hits(vector, flt, limit, False)]
+
+    def vector_search_with_vectors(
+        self, vector: npt.NDArray[np.float32], flt: MetaFilter, limit: int
+    ) -> list[tuple[str, float, npt.NDArray[np.float32]]]:
+        """`vector_search` plus each hit's stored (unit) vector, read in the same query."""
+        return [
+            (hit.id, hit.score, hit.vector)
+            for hit in self._vector_hits(vector, flt, limit, True)
+            if hit.vector is not None
+        ]
+
+    def _vector_hits(
+        self, vector: npt.NDArray[np.float32], flt: MetaFilter, limit: int, with_vectors: bool
+    ) -> list[VectorHit]:
         condition = _vector_filter(flt)
         exact = self.index.use_exact(condition)
-        hits = self.collection.search(vector, limit=limit, flt=condition, exact=exact)
-        return [(hit.id, hit.score) for hit in hits]
+        return self.collection.search(
+            vector, limit=limit, flt=condition, exact=exact, with_vectors=with_vectors
+        )
 
     def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> KeywordHits:
         """The best BM25 matches among drawers matching `flt`, best first.

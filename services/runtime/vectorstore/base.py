@@ -60,11 +60,13 @@ class VectorPoint:
 
 @dataclass(frozen=True)
 class VectorHit:
-    """One search result; `score` is the cosine similarity to the query."""
+    """One search result; `score` is the cosine similarity to the query; `vector` (unit
+    length) only when the search asked for it."""
 
     id: str
     score: float
     payload: dict[str, Any]
+    vector: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,17 @@ def dense_vector(raw: object) -> list[float]:
     raise TypeError(f"expected one dense vector from the engine, got {type(raw).__name__}")
 
 
+def dense_array(raw: object) -> npt.NDArray[np.float32]:
+    """`dense_vector` as a float32 array, converted in one step (search hits carry dozens of
+    vectors per query: a Python float list per value would cost milliseconds)."""
+    if isinstance(raw, dict):
+        raw = raw.get("")
+    array = np.asarray(raw, dtype=np.float32)
+    if array.ndim != 1:
+        raise TypeError(f"expected one dense vector from the engine, got shape {array.shape}")
+    return array
+
+
 def last_write_wins(points: Sequence[VectorPoint]) -> list[VectorPoint]:
     """One point per id, the last one given, so both engines agree on duplicate ids."""
     by_id: dict[str, VectorPoint] = {}
@@ -356,8 +369,10 @@ class VectorStore(ABC):
         limit: int,
         flt: Filter | None = None,
         exact: bool = False,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
-        """The `limit` nearest points by cosine, best first; `exact` forces brute force."""
+        """The `limit` nearest points by cosine, best first; `exact` forces brute force;
+        `with_vectors` returns each hit's stored vector too (one read instead of two)."""
 
     @abstractmethod
     def retrieve(

@@ -63,6 +63,7 @@ from services.runtime.vectorstore.base import (
     check_filter,
     check_limit,
     check_payload,
+    dense_array,
     dense_vector,
     field_in_values,
     last_write_wins,
@@ -328,6 +329,7 @@ class EdgeVectorStore(VectorStore):
         limit: int,
         flt: Filter | None = None,
         exact: bool = False,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
         """Nearest points by cosine; `exact` sets SearchParams.exact (a full scan)."""
         check_limit(limit)
@@ -340,14 +342,15 @@ class EdgeVectorStore(VectorStore):
                     query=qe.Query.Nearest(query),
                     filter=edge_filter,
                     with_payload=True,
-                    with_vector=False,
+                    with_vector=with_vectors,
                     params=qe.SearchParams(exact=exact),
                 )
             )
         hits = []
         for point in scored:
             point_id, payload = split_payload(point.payload)
-            hits.append(VectorHit(point_id, float(point.score), payload))
+            stored = dense_array(point.vector) if with_vectors else None
+            hits.append(VectorHit(point_id, float(point.score), payload, stored))
         return hits
 
     def retrieve(

@@ -39,6 +39,7 @@ from services.runtime.vectorstore.base import (
     check_filter,
     check_limit,
     check_payload,
+    dense_array,
     dense_vector,
     field_in_values,
     last_write_wins,
@@ -216,6 +217,7 @@ class QdrantVectorStore(VectorStore):
         limit: int,
         flt: Filter | None = None,
         exact: bool = False,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
         """Nearest points by cosine via `query_points`; `exact` sets SearchParams.exact."""
         check_limit(limit)
@@ -231,12 +233,13 @@ class QdrantVectorStore(VectorStore):
                 search_params=params,
                 limit=limit,
                 with_payload=True,
-                with_vectors=False,
+                with_vectors=with_vectors,
             )
         hits = []
         for point in response.points:
             point_id, payload = split_payload(point.payload)
-            hits.append(VectorHit(point_id, float(point.score), payload))
+            stored = dense_array(point.vector) if with_vectors else None
+            hits.append(VectorHit(point_id, float(point.score), payload, stored))
         return hits
 
     def retrieve(

@@ -86,6 +86,21 @@ def test_duplicate_ids_in_one_upsert_keep_the_last_point(store: VectorStore) -> 
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "default"])
+def test_search_with_vectors_returns_each_hits_stored_vector(
+    filled: VectorStore, corpus: Corpus, exact: bool
+) -> None:
+    query = np.random.default_rng(2).normal(size=DIM).astype(np.float32)
+    plain = filled.search(COLLECTION, query, limit=5, exact=exact)
+    hits = filled.search(COLLECTION, query, limit=5, exact=exact, with_vectors=True)
+    assert [h.id for h in hits] == [h.id for h in plain], "vectors must not change the order"
+    assert all(h.vector is None for h in plain), "vectors were not asked for but came back"
+    for hit in hits:
+        row = corpus.matrix[corpus.ids.index(hit.id)]
+        expected = row / np.linalg.norm(row)
+        assert hit.vector is not None and np.allclose(hit.vector, expected, atol=1e-5), hit.id
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "default"])
 def test_search_returns_cosine_order_and_scores(
     filled: VectorStore, corpus: Corpus, exact: bool
 ) -> None:
