@@ -21,7 +21,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from engram.v1 import (
@@ -33,6 +33,7 @@ from engram.v1 import (
     retrieval_pb2,
     retrieval_pb2_grpc,
 )
+from google.protobuf.message import Message
 
 from services.embedder.client import EmbedderClient
 from services.evaluation.target import EvalTargetError
@@ -159,43 +160,38 @@ class InProcessTarget:
             )
         return len(drawers)
 
+    async def _store_call(self, rpc: Any, store: str, request: Message) -> Any:
+        """`request` sent to `rpc` with the store's context filled in (the gateway's job)."""
+        sent = type(request)()
+        sent.CopyFrom(request)
+        sent.store.CopyFrom(self._context(store))  # type: ignore[attr-defined]
+        return await self._call(rpc, sent)
+
     async def search(
         self, store: str, request: retrieval_pb2.SearchRequest
     ) -> retrieval_pb2.SearchResponse:
-        sent = retrieval_pb2.SearchRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._context(store))
-        answer: retrieval_pb2.SearchResponse = await self._call(self._stub().Search, sent)
-        return answer
+        return cast(
+            retrieval_pb2.SearchResponse,
+            await self._store_call(self._stub().Search, store, request),
+        )
 
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest
     ) -> corpus_pb2.AddRawSessionResponse:
-        sent = corpus_pb2.AddRawSessionRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._context(store))
-        answer: corpus_pb2.AddRawSessionResponse = await self._call(
-            self._corpus_stub().AddRawSession, sent
-        )
-        return answer
+        rpc = self._corpus_stub().AddRawSession
+        return cast(corpus_pb2.AddRawSessionResponse, await self._store_call(rpc, store, request))
 
     async def search_raw(
         self, store: str, request: corpus_pb2.SearchRawRequest
     ) -> corpus_pb2.SearchRawResponse:
-        sent = corpus_pb2.SearchRawRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._context(store))
-        answer: corpus_pb2.SearchRawResponse = await self._call(self._corpus_stub().SearchRaw, sent)
-        return answer
+        rpc = self._corpus_stub().SearchRaw
+        return cast(corpus_pb2.SearchRawResponse, await self._store_call(rpc, store, request))
 
     async def list_drawers(
         self, store: str, request: retrieval_pb2.ListDrawersRequest
     ) -> retrieval_pb2.ListDrawersResponse:
-        sent = retrieval_pb2.ListDrawersRequest()
-        sent.CopyFrom(request)
-        sent.store.CopyFrom(self._context(store))
-        answer: retrieval_pb2.ListDrawersResponse = await self._call(self._stub().ListDrawers, sent)
-        return answer
+        rpc = self._stub().ListDrawers
+        return cast(retrieval_pb2.ListDrawersResponse, await self._store_call(rpc, store, request))
 
     async def compose(self, store: str, request: authoring_pb2.ComposeRequest) -> common_pb2.Job:
         raise EvalTargetError(
