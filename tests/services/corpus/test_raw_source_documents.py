@@ -127,3 +127,29 @@ async def test_query_document_returns_spans_under_the_budget(corpus: RunningCorp
             )
         )
     assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_hybrid_raw_search_fuses_keyword_evidence_into_the_score(
+    corpus: RunningCorpus,
+) -> None:
+    # The stemmed keyword index finds "retried" for "retries"; the hit's score is its cosine
+    # plus 0.4 × keyword evidence (the best keyword hit counts fully) plus the 0.04 boost.
+    turns = [
+        corpus_pb2.RawTurn(role="user", content="Card refunds are retried five times."),
+        corpus_pb2.RawTurn(role="user", content="The weather in Lisbon was lovely."),
+        corpus_pb2.RawTurn(role="user", content="We talked about payment providers."),
+    ]
+    await corpus.stub.AddRawSession(
+        corpus_pb2.AddRawSessionRequest(store=STORE, session_id="fusion", turns=turns)
+    )
+    dense = await corpus.stub.SearchRaw(
+        corpus_pb2.SearchRawRequest(store=STORE, query="refund retries", n_results=3)
+    )
+    hybrid = await corpus.stub.SearchRaw(
+        corpus_pb2.SearchRawRequest(store=STORE, query="refund retries", n_results=3, hybrid=True)
+    )
+    top = hybrid.results[0]
+    assert "retried" in top.chunk.content and top.keyword_hit, "the stemmed match leads"
+    assert top.score == pytest.approx(top.similarity + 0.4 + 0.04, abs=1e-6)
+    assert not any(hit.keyword_hit for hit in dense.results), "dense search reads no keywords"
+    assert all(h.score == pytest.approx(h.similarity) for h in hybrid.results if not h.keyword_hit)
