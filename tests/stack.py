@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.embedder.core import EmbeddingModel, load_model, resolve_model_path
-from services.embedder.deps import EmbedderDeps
-from services.embedder.server import create_server
+from services.embedder.server import serve_loaded_model
 from services.embedder.settings import EmbedderSettings
 
 
@@ -24,11 +23,7 @@ def embedding_model() -> EmbeddingModel:
 async def embedder_addr(embedding_model: EmbeddingModel) -> AsyncIterator[str]:
     """host:port of an in-process embedder tier (real gRPC, real model)."""
     settings = EmbedderSettings(host="127.0.0.1", port=0, allow_cpu=True)
-    deps = EmbedderDeps(settings)
-    tier = create_server(settings, deps)
-    await tier.start()
-    deps.attach(embedding_model).start()
-    await tier.set_serving(True)
+    tier, deps = await serve_loaded_model(embedding_model, settings)
     yield f"127.0.0.1:{tier.port}"
     assert deps.batcher is not None
     await deps.batcher.close()

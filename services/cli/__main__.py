@@ -83,6 +83,9 @@ def _dev_token() -> str:
 
 
 def _intent_model(args: argparse.Namespace) -> int:
+    import numpy as np
+    import numpy.typing as npt
+
     from services.embedder.core import load_model, resolve_model_path
     from services.retrieval.core.intent import load_intent_model, model_path
     from services.retrieval.intent_training import (
@@ -96,13 +99,13 @@ def _intent_model(args: argparse.Namespace) -> int:
 
     model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
 
-    def embed(texts: list[str]) -> object:
+    def embed(texts: list[str]) -> npt.NDArray[np.float32]:
         return model.encode(texts, batch_size=64)
 
     status = 0
     for library in args.library or ("default", "companion"):
         if args.action == "train":
-            trained = train(library, embed)  # type: ignore[arg-type]
+            trained = train(library, embed)
             write_model(trained, model_path(library))
             print(
                 f"{library}: {trained.metadata['train_queries']} training queries, "
@@ -116,7 +119,7 @@ def _intent_model(args: argparse.Namespace) -> int:
             shipped,
             [q.text for q in validation],
             [q.intent for q in validation],
-            embed,  # type: ignore[arg-type]
+            embed,
         )
         stale = shipped.metadata.get("data_sha256") != data_digest(data_files(library))
         print(

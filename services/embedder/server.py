@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
 
+from services.embedder.core import EmbeddingModel
 from services.embedder.deps import EmbedderDeps
 from services.embedder.servicer import EmbedderServicer
 from services.embedder.settings import EmbedderSettings
@@ -20,3 +21,17 @@ def create_server(settings: EmbedderSettings, deps: EmbedderDeps) -> TierServer:
         embedder_pb2_grpc.add_EmbedderServiceServicer_to_server(EmbedderServicer(deps), server)
 
     return build_server(settings, tier="embedder", register=register, service_names=[SERVICE_NAME])
+
+
+async def serve_loaded_model(
+    model: EmbeddingModel, settings: EmbedderSettings
+) -> tuple[TierServer, EmbedderDeps]:
+    """Start an embedder tier that serves an already-loaded model (tests and in-process
+    evaluation share one model load this way); the caller stops the tier and closes
+    `deps.batcher`."""
+    deps = EmbedderDeps(settings)
+    tier = create_server(settings, deps)
+    await tier.start()
+    deps.attach(model).start()
+    await tier.set_serving(True)
+    return tier, deps

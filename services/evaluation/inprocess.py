@@ -65,8 +65,7 @@ class InProcessTarget:
         from services.corpus.server import create_server as corpus_server
         from services.corpus.settings import CorpusSettings
         from services.embedder.core import load_model, resolve_model_path
-        from services.embedder.deps import EmbedderDeps
-        from services.embedder.server import create_server as embedder_server
+        from services.embedder.server import serve_loaded_model
         from services.embedder.settings import EmbedderSettings
         from services.retrieval.__main__ import build_deps as retrieval_deps
         from services.retrieval.server import create_server as retrieval_server
@@ -79,11 +78,7 @@ class InProcessTarget:
             resolve_model_path(""), device="cpu", fp16=False, torch_threads=torch_threads
         )
         embedder_settings = EmbedderSettings(host="127.0.0.1", port=0, allow_cpu=True)
-        embedder_deps = EmbedderDeps(embedder_settings)
-        embedder_tier = embedder_server(embedder_settings, embedder_deps)
-        await embedder_tier.start()
-        embedder_deps.attach(model).start()
-        await embedder_tier.set_serving(True)
+        embedder_tier, embedder_deps = await serve_loaded_model(model, embedder_settings)
         self._tiers.append(embedder_tier)
         self._batcher = embedder_deps.batcher
         address = f"127.0.0.1:{embedder_tier.port}"

@@ -25,6 +25,7 @@ from engram.v1 import common_pb2
 from services.embedder.client import EmbedderClient
 from services.retrieval.core import (
     Candidate,
+    IntentGuess,
     Ranking,
     ScoredCandidate,
     ScoringContext,
@@ -34,6 +35,7 @@ from services.retrieval.core import (
     rank,
     select,
 )
+from services.retrieval.core.constants import RANKER_FULL
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
@@ -68,17 +70,6 @@ class SearchSpec:
     include_deprecated: bool = False
     as_of: datetime | None = None
     ranker: str = "full"
-
-
-@dataclass(frozen=True)
-class InferredIntent:
-    """The intent a search scores with: given, or inferred (maybe as a mixture)."""
-
-    intent: str
-    inferred: bool
-    confidence: float
-    weights: Mapping[str, float] | None
-    reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -168,7 +159,7 @@ class SearchEngine:
             else frozenset({"deprecated"}),
         )
         gathered_set = await asyncio.to_thread(
-            self._candidates, pool, vector, spec.query, flt, depth, spec.ranker == "full"
+            self._candidates, pool, vector, spec.query, flt, depth, spec.ranker == RANKER_FULL
         )
         candidates = gathered_set.candidates
         gathered = time.perf_counter()
@@ -200,9 +191,9 @@ class SearchEngine:
         done = time.perf_counter()
         return SearchOutcome(
             intent=ranking.intent,
-            intent_inferred=guess.inferred,
+            intent_inferred=not spec.intent.strip(),
             intent_confidence=guess.confidence,
-            intent_reasons=guess.reasons,
+            intent_reasons=tuple(guess.reasons),
             ranking=ranking,
             hits=hits,
             candidates_considered=len(candidates),
@@ -216,7 +207,7 @@ class SearchEngine:
 
     def _intent(
         self, spec: SearchSpec, library: TypeLibrary, vector: npt.NDArray[np.float32]
-    ) -> InferredIntent:
+    ) -> IntentGuess:
         explicit = spec.intent.strip().lower()
         if explicit:
             if explicit not in library.intents:
@@ -225,11 +216,8 @@ class SearchEngine:
                     f"{list(library.intents)}; leave it empty to have it inferred",
                     field="intent",
                 )
-            return InferredIntent(explicit, False, 1.0, None, ())
-        guess = load_intent_model(library.name).classify(spec.query, vector)
-        return InferredIntent(
-            guess.intent, True, guess.confidence, guess.weights, tuple(guess.reasons)
-        )
+            return IntentGuess(explicit, 1.0, None, [])
+        return load_intent_model(library.name).classify(spec.query, vector)
 
     def _candidates(
         self,

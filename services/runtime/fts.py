@@ -450,7 +450,7 @@ class FtsIndex:
             return parsed
         conn = self._reader()
         cache = self._df_cache
-        total = self._rows(conn, cache)
+        total = self._rows(cache)
         if total < self.common_min_rows:
             return parsed
         df = self._frequencies(conn, cache, parsed.terms)
@@ -461,7 +461,7 @@ class FtsIndex:
         rarest = sorted(parsed.terms, key=lambda term: df[term])[:COMMON_TERMS_KEPT]
         return FtsQuery(tuple(term for term in parsed.terms if term in rarest))
 
-    def _rows(self, conn: sqlite3.Connection, cache: dict[str, int]) -> int:
+    def _rows(self, cache: dict[str, int]) -> int:
         total = cache.get("")
         if total is None:
             total = cache[""] = self.count()
@@ -480,12 +480,14 @@ class FtsIndex:
         BM25 (each term contributes idf·(k1+1)/(1+k1) = idf): the absolute scale that lets a
         caller tell a strong keyword match from the best of weak ones.
         """
-        planned = self.plan_query(query)
+        return self._reference(self.plan_query(query))
+
+    def _reference(self, planned: FtsQuery) -> float:
         if not planned.terms:
             return 0.0
         conn = self._reader()
         cache = self._df_cache
-        total = self._rows(conn, cache)
+        total = self._rows(cache)
         df = self._frequencies(conn, cache, planned.terms)
         return sum(idf(total, df[term]) for term in planned.terms)
 
@@ -498,9 +500,9 @@ class FtsIndex:
     ) -> KeywordHits:
         """`search` plus the query's `reference_score`, for callers that fuse BM25 with
         other evidence."""
-        parsed = query if isinstance(query, FtsQuery) else FtsQuery.parse(query)
-        hits = self.search(parsed, limit=limit, filter_ids=filter_ids)
-        return KeywordHits(tuple(hits), self.reference_score(parsed) if hits else 0.0)
+        planned = self.plan_query(query)
+        hits = self._search_planned(planned, limit=limit, filter_ids=filter_ids)
+        return KeywordHits(tuple(hits), self._reference(planned) if hits else 0.0)
 
     def search(
         self,
@@ -510,9 +512,14 @@ class FtsIndex:
         filter_ids: Collection[str] | None = None,
     ) -> list[FtsHit]:
         """Best BM25 matches first; with `filter_ids`, only rows among those ids."""
+        return self._search_planned(self.plan_query(query), limit=limit, filter_ids=filter_ids)
+
+    def _search_planned(
+        self, planned: FtsQuery, *, limit: int, filter_ids: Collection[str] | None
+    ) -> list[FtsHit]:
         if limit < 0:
             raise InvalidInput(f"limit must be 0 or more, got {limit}", field="limit")
-        match = self.plan_query(query).to_match()
+        match = planned.to_match()
         if match is None or limit == 0 or (filter_ids is not None and not filter_ids):
             return []
         conn = self._reader()

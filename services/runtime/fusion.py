@@ -71,9 +71,7 @@ def keyword_coverage(score: float | None, reference: float) -> float:
     that no row holds (an unknown name, a component nobody wrote about) still counts in the
     reference: which is what tells a near-miss from an answer when deciding on silence.
     """
-    if score is None or reference <= 0.0 or not math.isfinite(score) or score <= 0.0:
-        return 0.0
-    return min(1.0, score / reference)
+    return keyword_evidence(score, reference)
 
 
 def fused_relevance(cosine: float, evidence: float) -> float:

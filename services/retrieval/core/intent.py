@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -78,9 +78,9 @@ class IntentModel:
                 f"{self.bias.shape} do not match {expected}"
             )
 
-    @property
+    @cached_property
     def _index(self) -> dict[str, int]:
-        return _vocabulary_index(self.vocabulary)
+        return {term: index for index, term in enumerate(self.vocabulary)}
 
     def features(self, text: str, vector: Vector) -> npt.NDArray[np.float64]:
         """The model's input for one query: its unit embedding, then its term indicators
@@ -163,11 +163,6 @@ class IntentModel:
             dimension=int(data["dimension"]),
             metadata=dict(data.get("metadata", {})),
         )
-
-
-@cache
-def _vocabulary_index(vocabulary: tuple[str, ...]) -> dict[str, int]:
-    return {term: index for index, term in enumerate(vocabulary)}
 
 
 def model_path(library: str) -> Path:

@@ -267,8 +267,11 @@ class Ranking:
     below_floor: tuple[str, ...]  # ids dropped for similarity < SIMILARITY_FLOOR
     excluded_deprecated: tuple[str, ...]  # ids left out by pin status
     intent_weights: tuple[tuple[str, float], ...] = ()  # the mixture scored with, if soft
-    # How many candidates stand on a neighbour's evidence (topical authority fired).
-    lifted: int = 0
+
+    @property
+    def lifted(self) -> int:
+        """How many candidates stand on a neighbour's evidence (topical authority fired)."""
+        return sum(1 for s in self.ranked if s.breakdown.lifted_by)
 
 
 def is_diary_room(room: str) -> bool:
@@ -539,7 +542,6 @@ def rank(
         intent_weights=tuple(sorted(weights.items(), key=lambda kv: -kv[1]))
         if ctx.intent_weights is not None
         else (),
-        lifted=sum(1 for s in scored if s.breakdown.lifted_by),
     )
 
 

@@ -219,10 +219,14 @@ def split_payload(raw: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
     return point_id, payload
 
 
+def _unnamed(raw: object) -> object:
+    """An engine's vector value as the unnamed dense vector (engines may wrap it in a dict)."""
+    return raw.get("") if isinstance(raw, dict) else raw
+
+
 def dense_vector(raw: object) -> list[float]:
     """The plain float list behind an engine's vector value (unnamed dense vector)."""
-    if isinstance(raw, dict):
-        raw = raw.get("")
+    raw = _unnamed(raw)
     if isinstance(raw, list) and all(isinstance(value, int | float) for value in raw):
         return [float(value) for value in raw]
     # Only a collection with named or multi-vectors gets here, and we never create one.
@@ -232,9 +236,7 @@ def dense_vector(raw: object) -> list[float]:
 def dense_array(raw: object) -> npt.NDArray[np.float32]:
     """`dense_vector` as a float32 array, converted in one step (search hits carry dozens of
     vectors per query: a Python float list per value would cost milliseconds)."""
-    if isinstance(raw, dict):
-        raw = raw.get("")
-    array = np.asarray(raw, dtype=np.float32)
+    array = np.asarray(_unnamed(raw), dtype=np.float32)
     if array.ndim != 1:
         raise TypeError(f"expected one dense vector from the engine, got shape {array.shape}")
     return array
