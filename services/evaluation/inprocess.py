@@ -19,7 +19,7 @@ Decisions:
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -84,29 +84,20 @@ class InProcessTarget:
         address = f"127.0.0.1:{embedder_tier.port}"
         storage = StorageSettings(vector_backend="edge")
 
-        retrieval_settings = RetrievalSettings(
-            host="127.0.0.1", port=0, data_dir=root / "retrieval"
+        r_tier = await self._start_tier(
+            RetrievalSettings(host="127.0.0.1", port=0, data_dir=root / "retrieval"),
+            lambda settings, embedder: retrieval_deps(settings, storage, embedder),
+            retrieval_server,
+            lambda deps: deps.pools,
+            address,
         )
-        r_embedder = EmbedderClient(address)
-        r_deps = retrieval_deps(retrieval_settings, storage, r_embedder)
-        r_deps.pools.set_dimension((await r_embedder.info()).dimension)
-        r_tier = retrieval_server(retrieval_settings, r_deps)
-        await r_tier.start()
-        await r_tier.set_serving(True)
-        self._tiers.append(r_tier)
-        self._sync_closers.append(r_deps.pools)
-        self._async_closers.append(r_embedder)
-
-        corpus_settings = CorpusSettings(host="127.0.0.1", port=0, data_dir=root / "corpus")
-        c_embedder = EmbedderClient(address)
-        c_deps = corpus_deps(corpus_settings, storage, c_embedder)
-        c_deps.stores.set_dimension((await c_embedder.info()).dimension)
-        c_tier = corpus_server(corpus_settings, c_deps)
-        await c_tier.start()
-        await c_tier.set_serving(True)
-        self._tiers.append(c_tier)
-        self._sync_closers.append(c_deps.stores)
-        self._async_closers.append(c_embedder)
+        c_tier = await self._start_tier(
+            CorpusSettings(host="127.0.0.1", port=0, data_dir=root / "corpus"),
+            lambda settings, embedder: corpus_deps(settings, storage, embedder),
+            corpus_server,
+            lambda deps: deps.stores,
+            address,
+        )
 
         options = [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
         r_channel = grpc.aio.insecure_channel(f"127.0.0.1:{r_tier.port}", options=options)
@@ -115,6 +106,27 @@ class InProcessTarget:
         self._retrieval = retrieval_pb2_grpc.RetrievalServiceStub(r_channel)
         self._corpus = corpus_pb2_grpc.CorpusServiceStub(c_channel)
         return self
+
+    async def _start_tier(
+        self,
+        settings: Any,
+        build_deps: Callable[[Any, EmbedderClient], Any],
+        create_server: Callable[[Any, Any], Any],
+        registry_of: Callable[[Any], Any],
+        embedder_address: str,
+    ) -> Any:
+        """Wire, start and register for shutdown one store-owning tier (retrieval, corpus)."""
+        embedder = EmbedderClient(embedder_address)
+        deps = build_deps(settings, embedder)
+        registry = registry_of(deps)
+        registry.set_dimension((await embedder.info()).dimension)
+        tier = create_server(settings, deps)
+        await tier.start()
+        await tier.set_serving(True)
+        self._tiers.append(tier)
+        self._sync_closers.append(registry)
+        self._async_closers.append(embedder)
+        return tier
 
     def _context(self, store: str) -> common_pb2.StoreContext:
         context = self._stores.get(store)
