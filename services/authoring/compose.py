@@ -279,7 +279,7 @@ async def write_session(
     earlier = {d.id for d in await derived_drawers(deps, store, drafts.session_id)}
     fresh: list[common_pb2.Drawer] = []
     for drawer in drafts.drawers:
-        duplicate = await writes.find_duplicate(deps, store, drawer)
+        duplicate = (await writes.find_duplicate(deps, store, drawer)).duplicate
         if duplicate is None or (replace_existing and duplicate.id in earlier):
             fresh.append(drawer)
     written = await writes.index(deps, store, fresh) if fresh else []

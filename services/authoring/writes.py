@@ -3,8 +3,10 @@
 Every write is validated here (`validate_draft`: the store's library, the caller's tier, wing
 and room, signature) and then goes through the retrieval tier, which owns the pool. Before a
 new drawer is written the retrieval tier is asked for near-duplicates (the same content hash,
-or cosine ≥ `duplicate_similarity` in the same room and type); a duplicate answers with the
-existing drawer and `duplicate: true`, and nothing is written.
+or cosine ≥ `duplicate_similarity` in the same room and type). Only one that makes the same
+claim (`core.claims`: no number, name, identifier or negation differs) is a duplicate: the
+write answers with it and `duplicate: true`, and nothing is written. A near-copy whose claim
+differs is kept beside the new drawer and named in `supersession_candidates` and a warning.
 """
 
 from __future__ import annotations
@@ -12,18 +14,21 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
 from services.authoring.convert import PIN_NAMES, PIN_VALUES, draft_input, mode_of, tier_of
 from services.authoring.core import DraftInput, Validation, validate_draft
+from services.authoring.core.claims import ClaimDifference, claim_difference
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
 
 MAX_REASON_CHARS = 500
 MAX_ATTRIBUTES = 32
+# Near-identical drawers read per write: the first with the same claim is the duplicate.
+DUPLICATE_CANDIDATES = 5
 
 
 def _actor(store: common_pb2.StoreContext, added_by: str = "") -> str:
@@ -74,10 +79,34 @@ async def validate(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class DuplicateCheck:
+    """What the room already holds that looks like a new drawer.
+
+    `duplicate`: an existing drawer making the same claim (same content hash, or cosine at or
+    above `duplicate_similarity` in the same room and type with the same claim words), which
+    the write answers with instead of storing a copy. `differing`: near-identical drawers
+    whose claim differs (a number, a name, a negation): the new drawer is stored beside them,
+    and the caller is told, since it may update one of them (a supersession candidate).
+    """
+
+    duplicate: common_pb2.Drawer | None
+    differing: tuple[tuple[common_pb2.Drawer, ClaimDifference], ...] = ()
+
+    def hint(self) -> list[str]:
+        """One warning per differing near-copy: which drawer, and what differs."""
+        return [
+            f"drawer {drawer.id} in this room says nearly the same with different details "
+            f"({difference.describe()}); both are kept: if this one replaces it, supersede or "
+            "update that drawer"
+            for drawer, difference in self.differing
+        ]
+
+
 async def find_duplicate(
     deps: AuthoringDeps, store: common_pb2.StoreContext, drawer: common_pb2.Drawer
-) -> common_pb2.Drawer | None:
-    """An existing drawer this one would duplicate, if any."""
+) -> DuplicateCheck:
+    """Whether the room already holds this drawer's claim, and which near-copies differ."""
     answer = await call(
         deps.retrieval.FindSimilarDrawers,
         retrieval_pb2.FindSimilarDrawersRequest(
@@ -86,14 +115,18 @@ async def find_duplicate(
             room=drawer.room,
             memory_type=drawer.memory_type,
             min_similarity=deps.settings.duplicate_similarity,
-            limit=1,
+            limit=DUPLICATE_CANDIDATES,
         ),
     )
+    differing: list[tuple[common_pb2.Drawer, ClaimDifference]] = []
     for match in answer.matches:
-        if match.drawer.id != drawer.id:
-            found: common_pb2.Drawer = match.drawer
-            return found
-    return None
+        if match.drawer.id == drawer.id:
+            continue
+        difference = claim_difference(drawer.content, match.drawer.content)
+        if match.same_hash or difference.same:
+            return DuplicateCheck(match.drawer, tuple(differing))
+        differing.append((match.drawer, difference))
+    return DuplicateCheck(None, tuple(differing))
 
 
 def drawer_from(
@@ -165,10 +198,10 @@ async def add_drawer(
     )
     drawer = drawer_from(draft, checked, signature)
     drawer.attributes["write"] = "canonical" if signature is not None else "ambient"
-    existing = await find_duplicate(deps, store, drawer)
-    if existing is not None:
+    check = await find_duplicate(deps, store, drawer)
+    if check.duplicate is not None:
         return authoring_pb2.WriteDrawerResponse(
-            drawer=existing, duplicate=True, warnings=validation.warnings
+            drawer=check.duplicate, duplicate=True, warnings=validation.warnings
         )
     (written,) = await index(deps, store, [drawer])
     state = await deps.state(store)
@@ -183,7 +216,11 @@ async def add_drawer(
         reason=reason,
         changes=changes,
     )
-    return authoring_pb2.WriteDrawerResponse(drawer=written, warnings=validation.warnings)
+    return authoring_pb2.WriteDrawerResponse(
+        drawer=written,
+        warnings=[*validation.warnings, *check.hint()],
+        supersession_candidates=[d.id for d, _ in check.differing],
+    )
 
 
 def _changes(before: common_pb2.Drawer, after: common_pb2.Drawer) -> dict[str, str]:

@@ -213,6 +213,48 @@ async def test_near_duplicates_return_the_existing_drawer(stack: Stack) -> None:
     assert await stack.count() == 2
 
 
+BATCH = "The nightly batch 100 was exported to the ledger bucket at 02:00."
+
+
+async def test_a_duplicate_is_the_same_claim_not_a_similar_sentence(stack: Stack) -> None:
+    """Sentences that differ in one number, time, name or negation are different facts."""
+    first = await add(stack, content=BATCH, memory_type="observation")
+    for different, detail in (
+        ("The nightly batch 102 was exported to the ledger bucket at 02:00.", "100 → 102"),
+        ("The nightly batch 100 was exported to the ledger bucket at 03:00.", "02:00 → 03:00"),
+        # A negation moves the embedding below the gate's cosine: never a candidate at all.
+        ("The nightly batch 100 was not exported to the ledger bucket at 02:00.", None),
+    ):
+        answer = await add(stack, content=different, memory_type="observation")
+        assert not answer.duplicate, f"{different!r} was handed back as {answer.drawer.content!r}"
+        assert answer.drawer.content == different
+        if detail is None:
+            continue
+        assert first.drawer.id in answer.supersession_candidates, answer
+        assert any(detail in w and first.drawer.id in w for w in answer.warnings), answer.warnings
+    # Both ways: the first fact written again is still its own duplicate, not a newer one.
+    again = await add(stack, content=BATCH, memory_type="observation")
+    assert again.duplicate and again.drawer.id == first.drawer.id
+    inflected = await add(
+        stack,
+        content="Nightly batch 100 is exported to the ledger bucket at 02:00.",
+        memory_type="observation",
+    )
+    assert inflected.duplicate and inflected.drawer.id == first.drawer.id
+    assert await stack.count() == 4
+
+
+async def test_numbered_sentences_are_each_stored(stack: Stack) -> None:
+    """The issue's probe: 40 sentences differing only in N, every one stored as itself."""
+    ids = set()
+    for n in range(100, 140):
+        content = f"Drawer number {n} records that batch {n} was exported."
+        answer = await add(stack, content=content, memory_type="observation")
+        assert not answer.duplicate and answer.drawer.content == content, (n, answer)
+        ids.add(answer.drawer.id)
+    assert len(ids) == 40 and await stack.count() == 40
+
+
 async def test_update_delete_and_provenance(stack: Stack) -> None:
     created = (await add(stack, tier="write", allow_new_wing=True)).drawer
     store_admin, store_write = stack.store("admin"), stack.store("write")
