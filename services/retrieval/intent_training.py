@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.retrieval.core.intent import IntentModel, fit_softmax, query_terms
+from services.retrieval.core.intent import IntentModel
+from services.runtime.textclass import fit_classifier
 from services.retrieval.core.library import library_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -76,23 +76,11 @@ def load_queries(library: str, data_dir: Path = DATA_DIR) -> list[LabelledQuery]
     return queries
 
 
-def _vocabulary(texts: Sequence[str]) -> tuple[str, ...]:
-    counts = Counter(term for text in texts for term in query_terms(text))
-    return tuple(sorted(term for term, n in counts.items() if n >= MIN_TERM_QUERIES))
-
-
 def accuracy(
     model: IntentModel, texts: Sequence[str], labels: Sequence[str], embed: Embed
 ) -> float:
     """Share of `texts` whose most likely intent is the label."""
-    if not texts:
-        return float("nan")
-    vectors = embed(list(texts))
-    right = 0
-    for text, label, vector in zip(texts, labels, vectors, strict=True):
-        probs = model.probabilities(text, vector)
-        right += max(probs, key=lambda intent: probs[intent]) == label
-    return right / len(texts)
+    return model.accuracy(texts, list(embed(list(texts))) if texts else [], labels)
 
 
 def train(library: str, embed: Embed, data_dir: Path = DATA_DIR) -> IntentModel:
@@ -103,20 +91,14 @@ def train(library: str, embed: Embed, data_dir: Path = DATA_DIR) -> IntentModel:
     validation = [q for q in queries if q.split == "validation"]
     texts = [q.text for q in train_set]
     vectors = np.asarray(embed(texts), dtype=np.float64)
-    dimension = vectors.shape[1]
-    vocabulary = _vocabulary(texts)
-    scaffold = IntentModel(
-        library=library,
-        intents=intents,
-        vocabulary=vocabulary,
-        weights=np.zeros((dimension + len(vocabulary), len(intents))),
-        bias=np.zeros(len(intents)),
-        dimension=dimension,
-        metadata={},
+    vocabulary, weights, bias = fit_classifier(
+        texts,
+        vectors,
+        [q.intent for q in train_set],
+        intents,
+        l2=L2,
+        min_term_texts=MIN_TERM_QUERIES,
     )
-    features = np.stack([scaffold.features(t, v) for t, v in zip(texts, vectors, strict=True)])
-    labels = [intents.index(q.intent) for q in train_set]
-    weights, bias = fit_softmax(features, labels, len(intents), l2=L2)
     files = data_files(library, data_dir)
     metadata: dict[str, Any] = {
         "data_files": [p.name for p in files],
@@ -128,11 +110,11 @@ def train(library: str, embed: Embed, data_dir: Path = DATA_DIR) -> IntentModel:
     }
     model = IntentModel(
         library=library,
-        intents=intents,
+        labels=intents,
         vocabulary=vocabulary,
         weights=weights,
         bias=bias,
-        dimension=dimension,
+        dimension=vectors.shape[1],
         metadata=metadata,
     )
     metadata["validation_accuracy"] = round(

@@ -1,4 +1,4 @@
-"""The intent classifier's pure parts: terms, the softmax fit, sure vs mixture, the shipped
+"""The intent classifier's pure parts: sure vs mixture, the shipped
 models and their freshness against the labelled data."""
 
 from __future__ import annotations
@@ -8,38 +8,8 @@ import pytest
 
 from services.retrieval.core import library_for
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
-from services.retrieval.core.intent import (
-    IntentModel,
-    fit_softmax,
-    load_intent_model,
-    query_terms,
-)
+from services.retrieval.core.intent import IntentModel, load_intent_model
 from services.retrieval.intent_training import data_digest, data_files, load_queries
-
-
-def test_query_terms_are_words_and_adjacent_pairs() -> None:
-    assert query_terms("Why is Staging rate-limited?") == {
-        "why",
-        "is",
-        "staging",
-        "rate",
-        "limited",
-        "why_is",
-        "is_staging",
-        "staging_rate",
-        "rate_limited",
-    }
-    assert query_terms("It’s late") == {"it's", "late", "it's_late"}, "curly apostrophe folds"
-
-
-def test_fit_softmax_separates_a_toy_problem_deterministically() -> None:
-    features = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
-    labels = [0, 0, 1, 1]
-    w1, b1 = fit_softmax(features, labels, 2, l2=1e-3, iterations=500)
-    w2, b2 = fit_softmax(features, labels, 2, l2=1e-3, iterations=500)
-    assert np.array_equal(w1, w2) and np.array_equal(b1, b2), "same data, same weights"
-    predicted = (features @ w1 + b1).argmax(axis=1).tolist()
-    assert predicted == labels, f"expected {labels}, got {predicted}"
 
 
 def _two_word_model(strength: float) -> IntentModel:
@@ -52,7 +22,7 @@ def _two_word_model(strength: float) -> IntentModel:
     weights[3, intents.index("planning")] = strength
     return IntentModel(
         library="default",
-        intents=intents,
+        labels=intents,
         vocabulary=vocabulary,
         weights=weights,
         bias=np.zeros(len(intents)),
