@@ -15,6 +15,7 @@ from services.authoring.invokers import ApiKeys
 from services.authoring.server import create_server
 from services.authoring.settings import AuthoringSettings
 from services.authoring.state import AuthoringState
+from services.embedder.client import EmbedderClient
 from services.runtime.grpc_client import ClientPolicy, create_channel
 from services.runtime.jobs import JobQueue, JobWorker
 from services.runtime.lifecycle import serve_until_signalled
@@ -30,6 +31,7 @@ def build_deps(
     *,
     retrieval: grpc.aio.Channel,
     corpus: grpc.aio.Channel,
+    embedder: EmbedderClient,
     keys: ApiKeys | None = None,
 ) -> AuthoringDeps:
     """Wire the authoring tier (shared with the tests)."""
@@ -38,6 +40,7 @@ def build_deps(
         states=OpenStores(Path(settings.data_dir), AuthoringState.open, needs_dimension=False),
         retrieval=retrieval_pb2_grpc.RetrievalServiceStub(retrieval),
         corpus=corpus_pb2_grpc.CorpusServiceStub(corpus),
+        embedder=embedder,
         jobs=JobQueue(settings.redis_url, queue_name=settings.job_queue),
         keys=keys or ApiKeys.from_environ(settings.secrets_dir),
     )
@@ -57,7 +60,8 @@ def build_worker(deps: AuthoringDeps) -> JobWorker:
 async def _serve(settings: AuthoringSettings) -> None:
     retrieval = create_channel(settings.retrieval_addr, TIER_POLICY)
     corpus = create_channel(settings.corpus_addr, TIER_POLICY)
-    deps = build_deps(settings, retrieval=retrieval, corpus=corpus)
+    embedder = EmbedderClient(settings.embedder_addr)
+    deps = build_deps(settings, retrieval=retrieval, corpus=corpus, embedder=embedder)
     tier = create_server(settings, deps)
     tier.metrics.serve(settings.metrics_port, settings.host)
     worker = build_worker(deps)
@@ -77,6 +81,7 @@ async def _serve(settings: AuthoringSettings) -> None:
         deps.states.close()
         await retrieval.close()
         await corpus.close()
+        await embedder.close()
 
     await serve_until_signalled(
         tier, grace_s=settings.shutdown_grace_s, on_started=ready, on_stopping=close

@@ -128,7 +128,7 @@ async def invoker_for(
     state = await deps.state(store)
     provider = await asyncio.to_thread(state.provider)
     if provider.invoker in ("", "extractive"):
-        yield ExtractiveInvoker(rules=deps.rules)
+        yield ExtractiveInvoker(deps.embedder.embed, rules=deps.rules)
         return
     spec = ProviderSpec(
         invoker=provider.invoker,
@@ -137,7 +137,7 @@ async def invoker_for(
         base_url=provider.base_url,
         timeout_s=deps.settings.invoker_timeout_s,
     )
-    invoker = build_invoker(spec, deps.keys)
+    invoker = build_invoker(spec, deps.keys, embed=deps.embedder.embed)
     try:
         yield invoker
     finally:
@@ -257,6 +257,7 @@ async def draft_session(
                 "invoker": invoker.name,
                 "model": invoker.model,
                 **({"compose_job": job_id} if job_id else {}),
+                **({"speaker": proposal.speaker} if proposal.speaker else {}),
             }
         )
         out.drawers.append(drawer)

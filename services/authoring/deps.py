@@ -11,6 +11,7 @@ from services.authoring.core import DraftRules
 from services.authoring.invokers import ApiKeys
 from services.authoring.settings import AuthoringSettings
 from services.authoring.state import AuthoringState
+from services.embedder.client import EmbedderClient
 from services.runtime.grpc_client import call
 from services.runtime.jobs import JobQueue
 from services.runtime.stores import OpenStores
@@ -24,6 +25,7 @@ class AuthoringDeps:
     states: OpenStores[AuthoringState]
     retrieval: retrieval_pb2_grpc.RetrievalServiceStub
     corpus: corpus_pb2_grpc.CorpusServiceStub
+    embedder: EmbedderClient  # the offline composer's sentence typing
     jobs: JobQueue
     keys: ApiKeys
     _wings: dict[str, frozenset[str]] = field(default_factory=dict)

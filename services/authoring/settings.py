@@ -24,6 +24,12 @@ class AuthoringSettings(TierSettings):
         validation_alias=AliasChoices("ENGRAM_AUTHORING_CORPUS_ADDR", "ENGRAM_CORPUS_ADDR"),
         description="host:port of the corpus tier (raw sessions are read from it)",
     )
+    embedder_addr: str = Field(
+        "127.0.0.1:50051",
+        validation_alias=AliasChoices("ENGRAM_AUTHORING_EMBEDDER_ADDR", "ENGRAM_EMBEDDER_ADDR"),
+        description="host:port of the embedder tier (the offline composer types sentences by "
+        "their embedding)",
+    )
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("ENGRAM_AUTHORING_REDIS_URL", "ENGRAM_REDIS_URL"),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -82,20 +84,26 @@ def _dev_token() -> str:
     return saved_dev_token(LauncherSettings().run_dir) or ""
 
 
-def _intent_model(args: argparse.Namespace) -> int:
+def _classifier_model(args: argparse.Namespace) -> int:
+    """train or check one of the shipped text classifiers (intent or sentence type)."""
     import numpy as np
     import numpy.typing as npt
 
     from services.embedder.core import load_model, resolve_model_path
-    from services.retrieval.core.intent import load_intent_model, model_path
-    from services.retrieval.intent_training import (
-        accuracy,
-        data_digest,
-        data_files,
-        load_queries,
-        train,
-        write_model,
-    )
+    from services.runtime import textclass_training as training
+
+    trainer: Any
+    load: Callable[[str], Any]
+    if args.command == "intent-model":
+        from services.retrieval import intent_training as trainer
+        from services.retrieval.core.intent import load_intent_model, model_path
+
+        load, path_of, rows_of = load_intent_model, model_path, trainer.load_queries
+    else:
+        from services.authoring import type_training as trainer
+        from services.authoring.core.sentence_types import load_type_model, type_model_path
+
+        load, path_of, rows_of = load_type_model, type_model_path, trainer.load_sentences
 
     model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
 
@@ -105,25 +113,21 @@ def _intent_model(args: argparse.Namespace) -> int:
     status = 0
     for library in args.library or ("default", "companion"):
         if args.action == "train":
-            trained = train(library, embed)
-            write_model(trained, model_path(library))
+            trained = trainer.train(library, embed)
+            training.write_model(trained.to_json(), path_of(library))
             print(
-                f"{library}: {trained.metadata['train_queries']} training queries, "
+                f"{library}: {trained.metadata['train_rows']} training rows, "
                 f"{len(trained.vocabulary)} terms, validation accuracy "
-                f"{trained.metadata['validation_accuracy']:.3f} → {model_path(library)}"
+                f"{trained.metadata['validation_accuracy']:.3f} → {path_of(library)}"
             )
             continue
-        shipped = load_intent_model(library)
-        validation = [q for q in load_queries(library) if q.split == "validation"]
-        figure = accuracy(
-            shipped,
-            [q.text for q in validation],
-            [q.intent for q in validation],
-            embed,
-        )
-        stale = shipped.metadata.get("data_sha256") != data_digest(data_files(library))
+        shipped = load(library)
+        validation = [r for r in rows_of(library) if r.split == "validation"]
+        figure = training.validation_accuracy(shipped, validation, embed)
+        files = trainer.data_files(library)
+        stale = shipped.metadata.get("data_sha256") != training.data_digest(files)
         print(
-            f"{library}: validation accuracy {figure:.3f} on {len(validation)} queries"
+            f"{library}: validation accuracy {figure:.3f} on {len(validation)} rows"
             + ("; STALE: the labelled data changed since training" if stale else "")
         )
         status = status or (1 if stale else 0)
@@ -191,7 +195,16 @@ def build_parser() -> argparse.ArgumentParser:
     intent.add_argument(
         "--library", action="append", choices=("default", "companion"), help="(repeatable)"
     )
-    intent.set_defaults(func=_intent_model)
+    intent.set_defaults(func=_classifier_model)
+    types = sub.add_parser(
+        "type-model",
+        help="train or check the composer's sentence type classifiers (eval/sets/types)",
+    )
+    types.add_argument("action", choices=("train", "check"))
+    types.add_argument(
+        "--library", action="append", choices=("default", "companion"), help="(repeatable)"
+    )
+    types.set_defaults(func=_classifier_model)
     config = sub.add_parser("config", help="print every setting, its variable and default")
     config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
     config.set_defaults(func=_config)

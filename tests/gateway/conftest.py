@@ -86,7 +86,11 @@ async def tiers(
     to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
     to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
     authoring_deps = build_authoring_deps(
-        authoring_settings, retrieval=to_retrieval, corpus=to_corpus, keys=ApiKeys({})
+        authoring_settings,
+        retrieval=to_retrieval,
+        corpus=to_corpus,
+        embedder=corpus_embedder,  # one client serves both tiers' calls in this process
+        keys=ApiKeys({}),
     )
     await authoring_deps.jobs.connect()
     authoring_worker = build_authoring_worker(authoring_deps)

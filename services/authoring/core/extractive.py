@@ -1,43 +1,53 @@
-"""The offline extractive invoker: cue language in, framed third-person drawers out.
+"""The offline extractive invoker: said sentences in, typed, framed, attributed drawers out.
 
-Deterministic and without a network, it is the default when no provider is configured and
+Deterministic and without a provider, it is the default when no provider is configured and
 what the tests compose with. It returns JSON text in the output schema, so its drafts take
 the same `parse_output` → `validate_draft` path as a model's.
 
 How a session becomes drawers:
 
-1. Turns: a chunk's lines that start ``Label:`` (User, Assistant, The_Architect, Kyle) open
-   a turn of that speaker; text before any label is the chunk's own speaker's. System and
+1. Turns: each chunk is one speaker's turn, named by its `speaker` (a role or a name, however
+   spelled: "user", "ASSISTANT", "Maya", "coding-agent", "dana.k"). A chunk that holds a
+   pasted transcript is split at its ``Label:`` lines: a role, a speaker of the session, a
+   handle ("priya_s", "ops-bot") or a capitalised name, never prose ("Note:"). System and
    tool lines are skipped. In companion mode only the user's turns are read: the drawers are
    what the companion remembers about its user, never what it said itself.
-2. Sentences: questions, greetings and filler, tentative proposals ("maybe we could …") and
-   sentences under five words are skipped; discourse lead-ins ("OK, so") are dropped.
-3. Type, by the first cue that matches. Default mode: an imperative ("Always …", "Never …",
-   "Don't …") is a directive, then decision cues ("we decided", "let's go with", "we'll
-   use", "agreed to"), "must" (directive), retrospective, spike, implementation ("fixed",
-   "added"), bug ("crash", "fails", "error"); a plain statement is an observation unless it
-   addresses "you". Companion mode: want, preference, opinion, observation, cued only.
+2. Sentences (`said_sentences`): questions, code, greetings and sentences under five words
+   are skipped; discourse lead-ins ("OK, so") are dropped; backticks go. A short settling
+   turn ("Ok, option B then.") is resolved to the option an earlier turn described and cites
+   both turns.
+3. Type: a trained classifier (`sentence_types`, the shared linear text classifier over the
+   sentence embedding and its words) labels each sentence with a type of the store's library
+   or "none" (not a memory: a proposal left open, an acknowledgement, chatter). The invoker
+   embeds the sentences through the embedder tier; `extract_drafts` takes the labels, so the
+   framing rules below are pure and testable with given types. In default mode the
+   sentence's own words overrule the guess where they settle it: a decider's cue ("we
+   decided", "let's go with", a settled option) makes a decision, an imperative a directive.
 4. Framing, third person: a sentence led by "I"/"my" is rewritten with the speaker as
    subject ("I prefer tea" → "Kyle prefers tea"); a decision cue takes the speaker as the
    decider ("we'll use Redis" → "The Architect decided to use Redis"); an imperative becomes
-   "X directed that the team …"; anything else is reported ("X noted that …"). Remaining
-   first-person words become the speaker, and "we" the team (companion: "Kyle and company").
-   Relative times ("today") get the chunk's date; a want gets the seed's forward intent
-   ("Worth asking about it later …").
+   "X directed that the team …"; anything else is reported ("X noted that …", "X decided
+   that …"). Remaining first-person words become the speaker, and "we" the team (companion:
+   "Kyle and company"). Relative times ("today") get the chunk's date; a want gets the seed's
+   forward intent ("Worth asking about it later …").
 5. Decisions and directives are canonical: they get a signature, the longest 3–8 word phrase
    of the original sentence found verbatim in the framed content, else of the framed clause.
-6. Placement: one room for the session (`choose_room`), pin_status active, no topic (a cue
-   matcher has no honest way to name one), the sentence's chunk in derived_from.
+6. Attribution and placement: every draft names its `speaker` (the turn's label, exactly as
+   spelled), one room for the session (`choose_room`), pin_status active, no topic, and the
+   chunks it came from in derived_from.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
+
+import numpy as np
+import numpy.typing as npt
 
 from services.authoring.core._text import (
     choose_signature,
@@ -48,12 +58,16 @@ from services.authoring.core._text import (
 )
 from services.authoring.core.invoker import ComposeChunk, ComposeInput, DraftProposal
 from services.authoring.core.rules import DEFAULT_DRAFT_RULES, DraftRules, room_problem, slugify
+from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.retrieval.core.constants import COMPANION_MODE, MODES, PIN_ACTIVE
 from services.retrieval.core.library import library_for
 from services.runtime.errors import InvalidInput
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v1"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v2"  # bump when the rules below change what is emitted
+
+# Embeds sentences (the embedder tier's client): one unit row per text, in order.
+Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
 
 CANONICAL_TYPES: Final = frozenset({"decision", "directive"})
 _MIN_WORDS: Final = 5
@@ -67,11 +81,13 @@ _PROSE_LABELS: Final = frozenset(
      "answer", "decision", "example", "bug", "fix", "status", "result", "output", "input",
      "context", "caveat", "tip", "important", "re", "subject", "ps"}
 )  # fmt: skip
-# A speaker label: a role or a name of up to four capitalised words ("Kyle Smith:").
+# A speaker label: a role, a handle ("dana.k", "coding-agent") or a name of up to four
+# capitalised words ("Kyle Smith:", "Raj Patel.").
 _LABEL: Final = re.compile(
-    r"^\s*(?P<label>[A-Za-z][A-Za-z0-9_]{0,40}(?: [A-Z][A-Za-z0-9_]{0,40}){0,3})"
+    r"^\s*(?P<label>[A-Za-z][\w.\-]{0,40}(?: [A-Z][\w.\-]{0,40}){0,3})"
     r"\s*:\s+(?P<text>.*)$"
 )
+_HANDLE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*[._\-][\w.\-]*[A-Za-z0-9]$")
 
 _I = r"(?:I|i)"
 _CUE = re.IGNORECASE
@@ -91,12 +107,6 @@ _FILLER: Final = re.compile(
     r"you're welcome|nice|perfect|awesome|great|cool|sure)\b",
     _CUE,
 )
-_TENTATIVE: Final = re.compile(
-    rf"^(?:maybe|perhaps|possibly|what if|how about|{_I} wonder|{_I} guess|{_I} suppose|"
-    r"we (?:should|could|might))\b",
-    _CUE,
-)
-_SECOND_PERSON: Final = re.compile(r"\b(?:you|your|you're|yours)\b", _CUE)
 _IMPERATIVE: Final = re.compile(
     r"^(?:please\s+)?(?P<cue>always|never|do not|don't|make sure to|be sure to)\s+(?P<rest>.+)$",
     _CUE,
@@ -105,10 +115,6 @@ _RELATIVE_TIME: Final = re.compile(
     r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend))\b",
     _CUE,
 )
-
-
-def _cues(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), _CUE)
 
 
 # Decision cues spoken by the decider; (pattern, verb): the speaker becomes the subject.
@@ -126,39 +132,12 @@ _DECISION_FRAMES: Final = (
     ),
     (re.compile(r"^decision:\s*", _CUE), "decided"),
 )
-_DECISION: Final = _cues(
-    *(frame.pattern for frame, _ in _DECISION_FRAMES), r"\bagreed to\b", r"\bthe decision is\b"
-)
-_MUST: Final = _cues(r"\bmust(?:\s+not|n't)?\b(?!\s+(?:be\s+(?:why|the|a|an|because)|have\s+been))")
-_DEFAULT_CUES: Final = (
-    ("retrospective", _cues(r"\bin hindsight\b", r"\blooking back\b", r"\blessons? learned\b",
-                            r"\bwent (?:well|wrong)\b", r"\bshould have\b")),
-    ("spike", _cues(r"\bspiked?\b", r"\bprototyped?\b", r"\bexperiment(?:ed|ing)?\b",
-                    r"\btried out\b", r"\bbenchmark(?:ed)?\b", r"\bproof of concept\b")),
-    ("implementation", _cues(r"\b(?:implemented|added|changed|fixed|refactored|merged|shipped|"
-                             r"wired|replaced|rewrote|renamed|removed|migrated|landed)\b")),
-    ("bug", _cues(r"\bbugs?\b", r"\bcrash(?:es|ed|ing)?\b", r"\bfail(?:s|ed|ing)?\b",
-                  r"\bbroken\b", r"\berrors?\b", r"\bexception\b", r"\bregression\b",
-                  r"\bstack ?trace\b", r"\btraceback\b", r"\btimes? out\b")),
-)  # fmt: skip
-_COMPANION_CUES: Final = (
-    ("want", _cues(rf"\b(?:{_I}|we)\s+(?:really\s+|also\s+|still\s+)?(?:want|need)\b",
-                   rf"\b{_I}(?:'d|’d|\s+would)\s+(?:really\s+)?(?:like|love)\s+to\b",
-                   r"\b(?:planning|hoping)\s+to\b", rf"\b{_I}(?:'m|’m|\s+am)\s+going\s+to\b",
-                   r"\bcan't wait to\b")),
-    ("preference", _cues(rf"\b{_I}\s+(?:really\s+|also\s+|still\s+|just\s+)?(?:prefer|like|love|"
-                         r"hate|dislike|enjoy|adore)\b", r"\bcan(?:'t|’t|not)\s+stand\b",
-                         r"\bfavou?rite\b", r"\bnot a fan of\b", r"\bbig fan of\b")),
-    ("opinion", _cues(rf"\b{_I}\s+(?:really\s+|honestly\s+)?(?:think|believe|reckon|feel\s+like|"
-                      r"feel\s+that)\b", r"\bin my (?:opinion|view)\b", r"\bnot worth\b",
-                      r"\boverrated\b", r"\bwaste of\b")),
-    ("observation", _cues(rf"\b{_I}(?:'m|’m|\s+am|\s+was|'ve been|\s+have been)\b",
-                          _RELATIVE_TIME.pattern, r"\bfe(?:el|eling|els|lt)\b",
-                          r"\b(?:tired|exhausted|stressed|sick|busy|anxious|sore)\b", r"\bmy\b")),
-)  # fmt: skip
 _REPORT_VERB: Final = {
-    "decision": "recorded that",
+    "decision": "decided that",
     "directive": "directed that",
+    "architecture": "explained that",
+    "workflow": "explained that",
+    "acceptance": "set the acceptance criterion that",
     "bug": "reported that",
     "implementation": "reported that",
     "spike": "reported that",
@@ -172,6 +151,7 @@ _COMPANION_REPORT_VERB: Final = "mentioned that"
 class _Speaker:
     """Who a sentence is attributed to, and how the team ("we") is named alongside."""
 
+    label: str  # the session's own spelling: "The_Architect", "user", "coding-agent"
     name: str  # mid-sentence form: "The Architect", "Kyle", "the user"
     group: str  # what "we" becomes: "the team", or "Kyle and company"
     group_singular: bool  # "the team uses" vs "Kyle and company use"
@@ -198,6 +178,29 @@ class _Cast:
         self._companion = request.mode == COMPANION_MODE
         self._user = normalise_space(request.user_name.replace("_", " "))
         self._first_named: str | None = None
+        # The session's own speakers (the chunks' labels): a line headed by one is a turn.
+        heads = (_LABEL.match(c.content.lstrip().partition("\n")[0]) for c in request.chunks)
+        self.known = frozenset(
+            [c.speaker.strip().lower() for c in request.chunks if c.speaker.strip()]
+            + [h.group("label").lower() for h in heads if h is not None]
+        )
+
+    def is_label(self, label: str, *, chunk_has_speaker: bool) -> bool:
+        """Whether a line's ``label:`` head names a speaker rather than opening prose.
+
+        Roles, the session's own speakers and handles ("priya_s", "ops-bot", "dana.k": an
+        agent replying inside a bundled arc) always do. A capitalised word does only in an
+        unlabelled chunk (a pasted transcript): inside a chunk that has a speaker,
+        "Implemented: …" or "Quick context: …" is that speaker's prose. Prose words ("Note")
+        never do.
+        """
+        role = label.lower()
+        if role in _USER_ROLES | _ASSISTANT_ROLES | _SKIPPED_ROLES or role in self.known:
+            return True
+        if role in _PROSE_LABELS:
+            return False
+        handle = " " not in label and _HANDLE.match(label) is not None
+        return handle or (label[0].isupper() and not chunk_has_speaker)
 
     def speaker(self, label: str) -> _Speaker | None:
         """The subject for `label`, or None when the turn is not read at all."""
@@ -206,13 +209,17 @@ class _Cast:
             return None
         display = normalise_space(label.replace("_", " "))
         if role in _USER_ROLES or (not role and self._companion):
-            return self._make(self._user or "the user", is_user=True, listener="the assistant")
+            return self._make(
+                label, self._user or "the user", is_user=True, listener="the assistant"
+            )
         if role in _ASSISTANT_ROLES:
-            return self._make("the assistant", is_user=False, listener=self._user or "the user")
+            return self._make(
+                label, "the assistant", is_user=False, listener=self._user or "the user"
+            )
         if not role:
-            return self._make("the team", is_user=False)
-        if display.islower():
-            display = display.title()
+            return self._make(label, "the team", is_user=False)
+        if display.replace(" ", "").isalpha() and display.islower():
+            display = display.title()  # "maya" → "Maya"; a handle keeps its spelling
         if self._first_named is None:
             self._first_named = display
         if self._user:
@@ -221,13 +228,16 @@ class _Cast:
             # With named speakers and no name given, whoever speaks first is the user: the
             # convention the corpus tier uses when it bundles named dialogs into arcs.
             is_user = display == self._first_named
-        return self._make(display, is_user=is_user)
+        return self._make(label, display, is_user=is_user)
 
-    def _make(self, name: str, *, is_user: bool, listener: str = "the team") -> _Speaker:
+    def _make(
+        self, label: str, name: str, *, is_user: bool, listener: str = "the team"
+    ) -> _Speaker:
+        label = normalise_space(label)
         if self._companion:
             # A companion's user talks to the companion; "we" is the user and their people.
-            return _Speaker(name, f"{name} and company", False, "the companion", is_user)
-        return _Speaker(name, "the team", True, listener, is_user)
+            return _Speaker(label, name, f"{name} and company", False, "the companion", is_user)
+        return _Speaker(label, name, "the team", True, listener, is_user)
 
 
 def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
@@ -244,10 +254,8 @@ def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
         if line.lstrip().startswith("[tool"):
             continue
         match = _LABEL.match(line)
-        role = match.group("label").lower() if match else ""
-        if match is not None and (
-            role in _USER_ROLES | _ASSISTANT_ROLES | _SKIPPED_ROLES
-            or (match.group("label")[0].isupper() and role not in _PROSE_LABELS)
+        if match is not None and cast.is_label(
+            match.group("label"), chunk_has_speaker=bool(chunk.speaker.strip())
         ):
             yield from flush()
             label, lines = match.group("label"), [match.group("text")]
@@ -258,40 +266,34 @@ def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
 
 # ---------------------------------------------------------------- sentences, types, framing
 
-_CODE: Final = re.compile(r"```|^\s*(?:\$ |>>>|#!)|[{};]\s*$|\w\(.*\)")
+# A line of code or a shell/log line, not prose (a mention like `issue()` in prose is fine).
+_CODE: Final = re.compile(
+    r"```|^\s*(?:\$ |>>>|#!|def |class |import |from \S+ import |return |const |let |var |"
+    r"function |SELECT |INSERT |UPDATE |Traceback|at [\w.$]+\()|[{};]\s*$|^\s*[\w.]+\s*=\s*\S",
+)
 _FIRST_PERSON_LEAD: Final = re.compile(r"^(?:i|i['’](?:m|ve|d|ll)|my|me)\b", _CUE)
 _WANT_FOLLOW_UP: Final = " Worth asking about it later if they don't bring it up."
 
 
+# A short prose head before a colon ("Quick context:", "Lesson for the postmortem:"): dropped,
+# except "Decision:", which the decision frames read.
+_PROSE_HEAD: Final = re.compile(
+    r"^(?!decision\s*:)[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){0,3}\s*:\s+", _CUE
+)
+
+
 def _clean(raw: str) -> str | None:
-    """The sentence without lead-ins, or None when it is not worth a drawer."""
+    """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
     if sentence.endswith("?") or _CODE.search(sentence):
         return None
-    sentence = _LEAD_IN.sub("", sentence).strip()
+    sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
+    sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence):
         return None
     if len(re.findall(r"\w+", sentence)) < _MIN_WORDS:
         return None
     return sentence
-
-
-def _classify(sentence: str, *, companion: bool) -> str | None:
-    """The memory type the cue language claims, or None when the sentence is not kept."""
-    if companion:
-        return next((kind for kind, cue in _COMPANION_CUES if cue.search(sentence)), None)
-    if _TENTATIVE.match(sentence):
-        return None  # discussion, not a claim: decisions over discussion
-    if _IMPERATIVE.match(sentence):
-        return "directive"
-    if _DECISION.search(sentence):
-        return "decision"
-    if _MUST.search(sentence):
-        return "directive"
-    kind = next((kind for kind, cue in _DEFAULT_CUES if cue.search(sentence)), None)
-    if kind is None and not _SECOND_PERSON.search(sentence):
-        kind = "observation"  # a plain statement; one addressed to "you" is conversation
-    return kind
 
 
 _COMPLEMENT: Final = re.compile(r"(?:that|to|on|against|upon|with)\b", _CUE)
@@ -389,52 +391,133 @@ def choose_room(request: ComposeInput) -> str:
 # ---------------------------------------------------------------- the invoker
 
 
-def _claims(request: ComposeInput) -> Iterator[tuple[_Turn, str, str]]:
-    """(turn, cleaned sentence, memory type) for every sentence worth a drawer, in order."""
+@dataclass(frozen=True, slots=True)
+class Said:
+    """One sentence of a session that may become a drawer.
+
+    `text` is what the classifier reads and the framing rewrites; `cited` every chunk it
+    came from (a settled option also cites the turn that described it); `settled` is set
+    when a short settling turn ("option B then") was resolved: it is a decision by rule.
+    """
+
+    turn: _Turn
+    text: str
+    cited: tuple[str, ...]
+    settled: bool = False
+
+
+# "option B", "plan 2", "(b)": a named alternative, in a settling turn or where it is described.
+_OPTION_REF: Final = re.compile(
+    r"\b(?:option|plan|approach|variant)\s+(?P<key>[A-Za-z0-9])\b", _CUE
+)
+_SETTLING_MAX_WORDS: Final = 10
+
+
+def _option_text(turn_text: str, key: str) -> str | None:
+    """What an earlier turn said option `key` is: the clause after "(B)", "B)" or "option B:",
+    up to the next alternative or the end of its sentence."""
+    marker = re.compile(
+        rf"(?:\(\s*{re.escape(key)}\s*\)|(?<![\w(]){re.escape(key)}\)|\boption\s+"
+        rf"{re.escape(key)}\s*[:\-–—])\s*(?P<text>[^.;!?]+)",
+        re.IGNORECASE,
+    )
+    match = marker.search(turn_text)
+    if match is None:
+        return None
+    text = re.split(r",?\s+or\s+\(|,?\s+or\s+[A-Za-z0-9]\)|\s+\([A-Za-z0-9]\)", match["text"])[0]
+    text = text.strip(" ,:;-")
+    return text if len(text.split()) >= 3 else None
+
+
+def _settled_option(sentence: str, earlier: Sequence[_Turn]) -> tuple[str, _Turn] | None:
+    """(the settled option's text, the turn that described it) for a short settling turn."""
+    raw = sentence.strip()
+    if raw.endswith("?") or len(raw.split()) > _SETTLING_MAX_WORDS:
+        return None
+    reference = _OPTION_REF.search(raw)
+    if reference is None:
+        return None
+    for turn in reversed(earlier):
+        described = _option_text(turn.text, reference["key"])
+        if described is not None:
+            return f"option {reference['key']}: {described}", turn
+    return None
+
+
+def said_sentences(request: ComposeInput) -> list[Said]:
+    """Every sentence of the session worth typing, in the order it was said."""
     companion = request.mode == COMPANION_MODE
     cast = _Cast(request)
+    said: list[Said] = []
+    earlier: list[_Turn] = []
     for chunk in request.chunks:
         for turn in _turns(chunk, cast):
             if companion and not turn.speaker.is_user:
+                earlier.append(turn)
                 continue
             for raw in split_sentences(turn.text):
+                settled = None if companion else _settled_option(_LEAD_IN.sub("", raw), earlier)
+                if settled is not None:
+                    text, source = settled
+                    cited = tuple(dict.fromkeys((source.chunk_id, turn.chunk_id)))
+                    said.append(Said(turn, text, cited, settled=True))
+                    continue
                 sentence = _clean(raw)
-                kind = None if sentence is None else _classify(sentence, companion=companion)
-                if sentence is not None and kind is not None:
-                    yield turn, sentence, kind
+                if sentence is not None:
+                    said.append(Said(turn, sentence, (turn.chunk_id,)))
+            earlier.append(turn)
+    return said
+
+
+def _canonical_by_rule(sentence: Said) -> str | None:
+    """The canonical type the sentence's own words settle, over the classifier's guess: a
+    settled option or a decider's cue ("we decided", "let's go with") is a decision, an
+    imperative ("Never …", "Always …") a directive. None when no rule applies."""
+    if sentence.settled or _decision_frame(sentence.text) is not None:
+        return "decision"
+    if _IMPERATIVE.match(sentence.text):
+        return "directive"
+    return None
 
 
 def extract_drafts(
-    request: ComposeInput, *, rules: DraftRules = DEFAULT_DRAFT_RULES
+    request: ComposeInput,
+    types: Sequence[str],
+    *,
+    said: Sequence[Said] | None = None,
+    rules: DraftRules = DEFAULT_DRAFT_RULES,
 ) -> list[DraftProposal]:
-    """The drafts the extractive rules find in one session, in the order they were said."""
-    try:
-        library = library_for(request.mode)
-    except ValueError:
-        raise InvalidInput(
-            f"unknown deployment mode {request.mode!r}: expected {' or '.join(MODES)}",
-            field="mode",
-        ) from None
+    """The drafts of one session, given each said sentence's type (`NOT_A_MEMORY` or a type
+    outside the library: no drawer), in the order they were said."""
+    _check_mode(request.mode)
+    library = library_for(request.mode)
+    said = said_sentences(request) if said is None else said
+    if len(types) != len(said):
+        raise ValueError(f"{len(types)} types for {len(said)} said sentences")
     companion = request.mode == COMPANION_MODE
     room = choose_room(request)
     drafts: list[DraftProposal] = []
     index_of: dict[str, int] = {}
-    for turn, sentence, kind in _claims(request):
+    for sentence, given in zip(said, types, strict=True):
+        kind = given if companion else _canonical_by_rule(sentence) or given
+        if kind == NOT_A_MEMORY or not library.has_type(kind):
+            continue
+        turn = sentence.turn
         content, clause = _frame(
-            sentence, kind, turn.speaker, companion=companion, when=turn.occurred_at
+            sentence.text, kind, turn.speaker, companion=companion, when=turn.occurred_at
         )
-        if len(content) > rules.max_content_chars or not library.has_type(kind):
+        if len(content) > rules.max_content_chars:
             continue  # cutting a claim short would change what it says
         key = normalise_space(content)
         if key in index_of:  # said twice: one drawer citing both chunks
             earlier = drafts[index_of[key]]
-            cited = tuple(dict.fromkeys((*earlier.derived_from, turn.chunk_id)))
+            cited = tuple(dict.fromkeys((*earlier.derived_from, *sentence.cited)))
             drafts[index_of[key]] = replace(earlier, derived_from=cited)
             continue
         signature = None
         if kind in CANONICAL_TYPES:
             signature = choose_signature(
-                sentence, content, clause, min_chars=rules.min_signature_chars
+                sentence.text, content, clause, min_chars=rules.min_signature_chars
             )
         index_of[key] = len(drafts)
         drafts.append(
@@ -443,31 +526,59 @@ def extract_drafts(
                 memory_type=kind,
                 wing=room.partition("/")[0],
                 room=room,
-                derived_from=(turn.chunk_id,),
+                derived_from=sentence.cited,
                 pin_status=PIN_ACTIVE,  # pinning is an operator's decision, never inferred
                 signature=signature,
+                speaker=turn.speaker.label,
             )
         )
     return drafts
 
 
-def compose_json(request: ComposeInput, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> str:
+async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Embed) -> list[str]:
+    """Each said sentence's type by the library's shipped classifier (one embedder call)."""
+    if not said:
+        return []
+    model = load_type_model(request.mode)
+    vectors = await embed([s.text for s in said])
+    return [model.predict(s.text, v)[0] for s, v in zip(said, vectors, strict=True)]
+
+
+async def compose_json(
+    request: ComposeInput, embed: Embed, *, rules: DraftRules = DEFAULT_DRAFT_RULES
+) -> str:
     """The extractive drafts of `request` as output-schema JSON text."""
-    drafts = extract_drafts(request, rules=rules)
+    _check_mode(request.mode)
+    said = said_sentences(request)
+    types = await type_sentences(request, said, embed)
+    drafts = extract_drafts(request, types, said=said, rules=rules)
     return json.dumps({"drawers": [d.to_json() for d in drafts]}, ensure_ascii=False, indent=2)
+
+
+def _check_mode(mode: str) -> None:
+    """Refuse an unknown mode before any work (InvalidInput, field "mode")."""
+    try:
+        library_for(mode)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown deployment mode {mode!r}: expected {' or '.join(MODES)}", field="mode"
+        ) from None
 
 
 class ExtractiveInvoker:
     """The offline, deterministic invoker: same session in, same JSON out.
 
-    It ignores `prompt_text`: its rules are code, versioned by `model`.
+    It ignores `prompt_text`: its rules are code and its classifier a shipped model, both
+    versioned by `model`. `embed` is the embedder tier's client (sentences are typed by
+    their embedding).
     """
 
-    def __init__(self, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> None:
+    def __init__(self, embed: Embed, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> None:
         self.name = EXTRACTIVE_NAME
         self.model = EXTRACTIVE_MODEL
+        self._embed = embed
         self._rules = rules
 
     async def compose(self, request: ComposeInput) -> str:
         """The drafts of `request` as JSON text in the schema `parse_output` reads."""
-        return compose_json(request, rules=self._rules)
+        return await compose_json(request, self._embed, rules=self._rules)

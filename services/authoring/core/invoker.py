@@ -119,6 +119,9 @@ class DraftProposal:
     topic: str = ""
     signature: str | None = None
     confidence: float | None = None
+    # Whose claim it is: the session's speaker label ("Maya", "coding-agent", "user"); ""
+    # when the model did not say. Kept on the drawer as its `speaker` attribute.
+    speaker: str = ""
 
     @property
     def signed(self) -> bool:
@@ -152,6 +155,8 @@ class DraftProposal:
             item["signature"] = self.signature
         if self.confidence is not None:
             item["confidence"] = self.confidence
+        if self.speaker:
+            item["speaker"] = self.speaker
         item["derived_from"] = list(self.derived_from)
         return item
 
@@ -165,8 +170,9 @@ class ParsedDrafts:
 
 
 _REQUIRED: Final = ("content", "memory_type", "wing", "room", "derived_from")
-_OPTIONAL_TEXT: Final = ("pin_status", "topic", "signature")
+_OPTIONAL_TEXT: Final = ("pin_status", "topic", "signature", "speaker")
 _KNOWN: Final = frozenset((*_REQUIRED, *_OPTIONAL_TEXT, "confidence"))
+MAX_SPEAKER_CHARS: Final = 80
 _FENCE: Final = re.compile(r"\A```[A-Za-z]*[ \t]*\n(?P<body>.*)\n```\s*\Z", re.DOTALL)
 
 
@@ -274,6 +280,7 @@ def _proposal(index: int, item: object) -> DraftProposal:
         topic=text["topic"].strip(),
         signature=text["signature"] if text["signature"].strip() else None,
         confidence=None if confidence is None else float(confidence),
+        speaker=normalise_space(text["speaker"])[:MAX_SPEAKER_CHARS],
     )
 
 

@@ -5,8 +5,9 @@ A prompt is the full system text an LLM invoker sends before the session (see
 `parse_output` reads, so a model that follows it produces drafts that pass. The type lists
 come from the mode's library; only the one-line guidance per type lives here.
 
-Versions: "default-v1" and "companion-v1". Editing the text below means a new version
-label; the prompt lab stores operator versions beside these.
+Versions: "default-v2" and "companion-v2" (v2 added `speaker`: whose claim a drawer is).
+Editing the text below means a new version label; the prompt lab stores operator versions
+beside these.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from services.retrieval.core.constants import COMPANION_MODE, DEFAULT_MODE, MODE
 from services.retrieval.core.library import library_for
 from services.runtime.errors import InvalidInput
 
-DEFAULT_PROMPT_VERSION: Final = "default-v1"
-COMPANION_PROMPT_VERSION: Final = "companion-v1"
+DEFAULT_PROMPT_VERSION: Final = "default-v2"
+COMPANION_PROMPT_VERSION: Final = "companion-v2"
 PROMPT_VERSION_BY_MODE: Final[Mapping[str, str]] = MappingProxyType(
     {DEFAULT_MODE: DEFAULT_PROMPT_VERSION, COMPANION_MODE: COMPANION_PROMPT_VERSION}
 )
@@ -82,12 +83,15 @@ Output exactly one JSON object and nothing else (no prose, no code fence):
 {"drawers": [
   {"content": "…", "memory_type": "…", "wing": "…", "room": "wing/name",
    "derived_from": ["<chunk id>", …],
-   "pin_status": "active", "topic": "…", "signature": "…", "confidence": 0.9}
+   "pin_status": "active", "topic": "…", "signature": "…", "confidence": 0.9,
+   "speaker": "…"}
 ]}
 
 content, memory_type, wing, room and derived_from are required; pin_status, topic,
-signature and confidence may be left out. No other fields. An empty list is a valid
-answer: when the session holds nothing worth remembering, return {"drawers": []}."""
+signature, confidence and speaker may be left out. speaker is whose claim the drawer is,
+spelled exactly as the session labels them (the chunk's speaker or the line's label).
+No other fields. An empty list is a valid answer: when the session holds nothing worth
+remembering, return {"drawers": []}."""
 
 _PLACEMENT: Final = """\
 Wings and rooms:
@@ -171,7 +175,7 @@ pin_status is "active". Do not pin.
 
 
 def default_prompt(mode: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> PromptTemplate:
-    """The built-in authoring prompt of `mode` ("default-v1" or "companion-v1")."""
+    """The built-in authoring prompt of `mode` ("default-v2" or "companion-v2")."""
     if mode not in MODES:
         raise InvalidInput(
             f"unknown deployment mode {mode!r}: expected {' or '.join(MODES)}", field="mode"

@@ -1,11 +1,12 @@
 """The authoring tier's invokers: the offline extractive one and the four providers.
 
-`build_invoker(spec, keys)` is the one way in: the servicer holds a `ProviderSpec` (the
+`build_invoker(spec, keys, embed=…)` is the one way in: the servicer holds a `ProviderSpec` (the
 provider tab: invoker, model, reasoning effort, base URL, limits) and an `ApiKeys` built
 once at startup, and gets an `Invoker` whose `compose` returns the model's raw text for
 `parse_output`.
 
-- "extractive": `ExtractiveInvoker`, offline and deterministic; needs nothing.
+- "extractive": `ExtractiveInvoker`, offline and deterministic; needs no key, only the
+  embedder tier (it types sentences by their embedding).
 - "anthropic": the Messages API via the `anthropic` SDK (`AnthropicInvoker`).
 - "openai": Chat Completions via the `openai` SDK (`OpenAIChatInvoker`), also for
   OpenAI-compatible servers through `base_url`.
@@ -20,7 +21,7 @@ The SDK invokers hold an HTTP client; call their `aclose()` when replacing them.
 
 from __future__ import annotations
 
-from services.authoring.core.extractive import EXTRACTIVE_NAME, ExtractiveInvoker
+from services.authoring.core.extractive import EXTRACTIVE_NAME, Embed, ExtractiveInvoker
 from services.authoring.core.invoker import Invoker
 from services.authoring.invokers._keys import PROVIDERS, ApiKeys
 from services.authoring.invokers._spec import (
@@ -66,10 +67,11 @@ def key_provider(invoker: str) -> str:
     return invoker if invoker in PROVIDERS else ""
 
 
-def build_invoker(spec: ProviderSpec, keys: ApiKeys) -> Invoker:
-    """The invoker `spec` names. Keys and executables are checked at `compose`, not here."""
+def build_invoker(spec: ProviderSpec, keys: ApiKeys, *, embed: Embed) -> Invoker:
+    """The invoker `spec` names. Keys and executables are checked at `compose`, not here;
+    `embed` (the embedder tier's client) is what the offline extractive invoker types with."""
     if spec.invoker == EXTRACTIVE_NAME:
-        return ExtractiveInvoker()
+        return ExtractiveInvoker(embed)
     if spec.invoker == ANTHROPIC:
         return AnthropicInvoker(spec, keys)
     if spec.invoker == OPENAI:

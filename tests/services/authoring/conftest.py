@@ -146,10 +146,12 @@ async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIter
     )
     to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
     to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
+    authoring_embedder = EmbedderClient(embedder_addr)
     deps = build_deps(
         settings,
         retrieval=to_retrieval,
         corpus=to_corpus,
+        embedder=authoring_embedder,
         keys=ApiKeys({"OPENAI_API_KEY": "sk-test-authoring-key"}),
     )
     await deps.jobs.connect()
@@ -174,6 +176,7 @@ async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIter
     deps.states.close()
     await to_retrieval.close()
     await to_corpus.close()
+    await authoring_embedder.close()
     await corpus_tier.stop(0.5)
     await corpus_worker.close()
     await asyncio.gather(corpus_task, return_exceptions=True)

@@ -88,7 +88,7 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         assert {arc.raw_chunk_id for arc in drawer.derived_from} <= chunk_ids
         assert drawer.sessions[0].session_id == session_id
         assert drawer.sessions[0].raw_chunk_count == len(chunk_ids)
-        assert drawer.attributes["prompt_version"] == "default-v1"
+        assert drawer.attributes["prompt_version"] == "default-v2"
         assert drawer.attributes["invoker"] == "extractive"
         assert drawer.content[0].isupper() and not drawer.content.startswith("I ")
     decision = next(d for d in drawers if d.memory_type == "decision" and "404" in d.content)
@@ -117,7 +117,7 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         authoring_pb2.GetProvenanceRequest(store=stack.store("read"), id=decision.id)
     )
     assert log.entries[0].action == "created"
-    assert log.entries[0].changes["prompt_version"] == "default-v1"
+    assert log.entries[0].changes["prompt_version"] == "default-v2"
 
     # Composing again, and re-authoring, leave exactly one copy of each drawer.
     again = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)

@@ -15,7 +15,7 @@ async def test_prompt_versions_diff_and_promote(stack: Stack) -> None:
     listed = await stack.authoring.ListPromptVersions(
         authoring_pb2.ListPromptVersionsRequest(store=stack.store("read"))
     )
-    assert [(v.version, v.active) for v in listed.versions] == [("default-v1", True)]
+    assert [(v.version, v.active) for v in listed.versions] == [("default-v2", True)]
     builtin = listed.versions[0]
 
     created = await stack.authoring.CreatePromptVersion(
@@ -37,11 +37,11 @@ async def test_prompt_versions_diff_and_promote(stack: Stack) -> None:
 
     diff = await stack.authoring.DiffPromptVersions(
         authoring_pb2.DiffPromptVersionsRequest(
-            store=stack.store("read"), from_version="default-v1", to_version="v2"
+            store=stack.store("read"), from_version="default-v2", to_version="v2"
         )
     )
     assert "+Prefer fewer, sharper drawers." in diff.unified_diff
-    assert "--- default-v1" in diff.unified_diff and "+++ v2" in diff.unified_diff
+    assert "--- default-v2" in diff.unified_diff and "+++ v2" in diff.unified_diff
 
     with pytest.raises(grpc.aio.AioRpcError) as denied:
         await stack.authoring.PromotePromptVersion(

@@ -11,7 +11,7 @@ from services.runtime.errors import InvalidInput
 
 
 @pytest.mark.parametrize(
-    ("mode", "version"), [("default", "default-v1"), ("companion", "companion-v1")]
+    ("mode", "version"), [("default", "default-v2"), ("companion", "companion-v2")]
 )
 def test_each_mode_has_a_versioned_prompt(mode: str, version: str) -> None:
     prompt = default_prompt(mode)

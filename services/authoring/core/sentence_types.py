@@ -1,0 +1,78 @@
+"""Sentence typing for composed drawers: what kind of memory a said sentence is, if any.
+
+The offline composer reads a session sentence by sentence; each one is either a memory of a
+type in the store's library (the ten v2 work-artifact types, or the four companion speech
+acts) or `NOT_A_MEMORY` (a question, an acknowledgement, an unsettled proposal, chatter).
+The classifier is the shared linear text classifier (`services.runtime.textclass`) over the
+sentence's embedding and its words, trained by `services.authoring.type_training` on
+Engram's own labelled sentences (`eval/sets/types/`, many domains and registers, a validation
+split never trained on) and shipped as JSON beside this module; no cue list is written by
+hand (docs/decisions/0014-composer-typing-and-claims.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from services.retrieval.core.constants import COMPANION_MODE, COMPANION_TYPES, V2_TYPES
+from services.runtime.textclass import LinearTextClassifier
+
+MODEL_DIR: Final = Path(__file__).with_name("type_models")
+NOT_A_MEMORY: Final = "none"
+
+
+def type_labels(library: str) -> tuple[str, ...]:
+    """The labels a library's sentence classifier chooses among (its types, then "none");
+    the legacy types stay writable but new authoring never produces them."""
+    types = COMPANION_TYPES if library == COMPANION_MODE else V2_TYPES
+    return (*types, NOT_A_MEMORY)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SentenceTypeModel(LinearTextClassifier):
+    """A trained sentence classifier for one library."""
+
+    library: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The model as the JSON document `load_type_model` reads."""
+        return {"library": self.library, "labels": list(self.labels), **self.weights_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SentenceTypeModel:
+        return cls(
+            library=str(data["library"]),
+            labels=tuple(data["labels"]),
+            vocabulary=tuple(data["vocabulary"]),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            bias=np.asarray(data["bias"], dtype=np.float64),
+            dimension=int(data["dimension"]),
+            metadata=dict(data.get("metadata", {})),
+        )
+
+
+def type_model_path(library: str) -> Path:
+    """Where the shipped sentence classifier of a library lives."""
+    return MODEL_DIR / f"{library}.json"
+
+
+@cache
+def load_type_model(library: str) -> SentenceTypeModel:
+    """The shipped sentence classifier of a library ("default" or "companion")."""
+    path = type_model_path(library)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no sentence type model for library {library!r} at {path}: run "
+            "`engram type-model train`"
+        )
+    model = SentenceTypeModel.from_json(json.loads(path.read_text(encoding="utf-8")))
+    if model.library != library or model.labels != type_labels(library):
+        raise ValueError(f"{path} is not the {library!r} sentence type model")
+    return model
