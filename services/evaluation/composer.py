@@ -2,7 +2,8 @@
 invoker's drafts come (eval/sets/composer/, schema in eval/sets/README.md).
 
 Each session is composed as the authoring tier composes a raw session: one chunk per turn,
-named by the turn's speaker label and rendered as the corpus tier renders it ("label: text"). A draft *covers* an expected drawer when it cites one of
+named by the turn's speaker label and rendered as the corpus tier renders it ("label:
+text"). A draft *covers* an expected drawer when it cites one of
 the expected drawer's turns; each expected drawer is paired with the covering draft of the
 best (same type, most shared words) fit, each draft used once. Figures:
 
@@ -190,10 +191,10 @@ def score_session(session: ComposerSession, drafts: Sequence[DraftProposal], tal
             continue
         want = _words(expected.content)
 
-        def fit(i: int, want: set[str] = want) -> tuple[bool, float]:
+        def fit(i: int, want: set[str] = want, kind: str = expected.type) -> tuple[bool, float]:
             words = _words(drafts[i].content)
             overlap = len(words & want) / max(1, len(words | want))
-            return drafts[i].memory_type == expected.type, overlap
+            return drafts[i].memory_type == kind, overlap
 
         best = max(free, key=fit)
         used.add(best)

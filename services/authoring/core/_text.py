@@ -208,10 +208,15 @@ _CLAUSE_STARTERS: Final = frozenset(
 )  # fmt: skip
 
 
+# A lone capital "A" before a verb names something ("A is simpler": option A), not "a".
+_NAMING_A: Final = re.compile(r"^A\s+(?:is|was|has|had|would|will|can|could|seems|looks|works)\b")
+
+
 def lower_first(clause: str) -> str:
-    """`clause` with its first letter lowered when it opens with a function word ("The")."""
+    """`clause` with its first letter lowered when it opens with a function word ("The"),
+    never when its "A" names an option ("A is simpler")."""
     first = clause.split(maxsplit=1)[0] if clause.strip() else ""
-    if first.lower().rstrip(",") in _CLAUSE_STARTERS:
+    if first.lower().rstrip(",") in _CLAUSE_STARTERS and not _NAMING_A.match(clause):
         return clause[:1].lower() + clause[1:]
     return clause
 

@@ -145,6 +145,7 @@ _REPORT_VERB: Final = {
     "observation": "noted that",
 }
 _COMPANION_REPORT_VERB: Final = "mentioned that"
+_REPORTED_DECISION: Final = re.compile(r"\b(?:decid|agree)", _CUE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +180,11 @@ class _Cast:
         self._user = normalise_space(request.user_name.replace("_", " "))
         self._first_named: str | None = None
         # The session's own speakers (the chunks' labels): a line headed by one is a turn.
-        heads = (_LABEL.match(c.content.lstrip().partition("\n")[0]) for c in request.chunks)
+        heads = (
+            _LABEL.match(c.content.lstrip().partition("\n")[0])
+            for c in request.chunks
+            if not c.speaker.strip()
+        )
         self.known = frozenset(
             [c.speaker.strip().lower() for c in request.chunks if c.speaker.strip()]
             + [h.group("label").lower() for h in heads if h is not None]
@@ -195,10 +200,10 @@ class _Cast:
         never do.
         """
         role = label.lower()
-        if role in _USER_ROLES | _ASSISTANT_ROLES | _SKIPPED_ROLES or role in self.known:
-            return True
         if role in _PROSE_LABELS:
             return False
+        if role in _USER_ROLES | _ASSISTANT_ROLES | _SKIPPED_ROLES or role in self.known:
+            return True
         handle = " " not in label and _HANDLE.match(label) is not None
         return handle or (label[0].isupper() and not chunk_has_speaker)
 
@@ -353,6 +358,8 @@ def _frame(
         lead, clause = "", rewrite(sentence, named=False)
     else:
         verb = _COMPANION_REPORT_VERB if companion else _REPORT_VERB[memory_type]
+        if memory_type == "decision" and _REPORTED_DECISION.search(sentence):
+            verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence))
     clause = clause.rstrip(" .!;:,")
     if when is not None and _RELATIVE_TIME.search(clause):

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from services.authoring.core import (
@@ -81,6 +83,10 @@ ANSWER = json.dumps(
         ]
     }
 )
+
+
+async def _no_vectors(texts: list[str]) -> npt.NDArray[np.float32]:
+    raise AssertionError("a provider invoker never embeds")
 
 
 # ---------------------------------------------------------------- the local far end
@@ -253,7 +259,9 @@ async def test_anthropic_sends_the_messages_request_and_returns_the_text(
             ),
         )
     )
-    invoker = build_invoker(anthropic_spec(far_end, max_output_tokens=4000), KEYS)
+    invoker = build_invoker(
+        anthropic_spec(far_end, max_output_tokens=4000), KEYS, embed=_no_vectors
+    )
     assert isinstance(invoker, Invoker)
     text = await invoker.compose(REQUEST)
 
@@ -282,7 +290,7 @@ async def test_anthropic_sends_the_messages_request_and_returns_the_text(
 async def test_anthropic_sends_the_reasoning_effort_when_set(far_end: FarEnd) -> None:
     far_end.script(Reply(200, anthropic_message({"type": "text", "text": ANSWER})))
     spec = anthropic_spec(far_end, model="claude-opus-4-5", reasoning_effort="high")
-    assert await build_invoker(spec, KEYS).compose(REQUEST) == ANSWER
+    assert await build_invoker(spec, KEYS, embed=_no_vectors).compose(REQUEST) == ANSWER
     assert far_end.seen[0].body["output_config"] == {"effort": "high"}
     assert far_end.seen[0].body["model"] == "claude-opus-4-5"
 
@@ -322,7 +330,7 @@ async def test_anthropic_errors_are_mapped(
     attempts: int,
 ) -> None:
     far_end.script(reply)
-    invoker = build_invoker(anthropic_spec(far_end), KEYS)
+    invoker = build_invoker(anthropic_spec(far_end), KEYS, embed=_no_vectors)
     with pytest.raises(EngramError) as caught:
         await invoker.compose(REQUEST)
     assert type(caught.value) is error_type
@@ -335,13 +343,15 @@ async def test_anthropic_output_cut_at_max_tokens_says_so(far_end: FarEnd) -> No
     cut = anthropic_message({"type": "text", "text": ANSWER[:40]}, stop_reason="max_tokens")
     far_end.script(Reply(200, cut))
     with pytest.raises(MalformedOutput, match=r"max_output_tokens limit \(64\)"):
-        await build_invoker(anthropic_spec(far_end, max_output_tokens=64), KEYS).compose(REQUEST)
+        await build_invoker(
+            anthropic_spec(far_end, max_output_tokens=64), KEYS, embed=_no_vectors
+        ).compose(REQUEST)
 
 
 async def test_a_missing_key_fails_before_any_request(far_end: FarEnd) -> None:
     far_end.script(Reply(200, anthropic_message({"type": "text", "text": ANSWER})))
     for spec in (anthropic_spec(far_end), openai_spec(far_end)):
-        invoker = build_invoker(spec, ApiKeys({}))
+        invoker = build_invoker(spec, ApiKeys({}), embed=_no_vectors)
         with pytest.raises(FailedPrecondition, match=f"{spec.invoker.upper()}_API_KEY"):
             await invoker.compose(REQUEST)
     assert far_end.seen == []
@@ -356,7 +366,7 @@ async def test_an_unreachable_api_is_unavailable(caplog: pytest.LogCaptureFixtur
         ProviderSpec(invoker="openai", base_url=f"{url}/v1", max_retries=0),
     ):
         with pytest.raises(Unavailable, match="could not be reached") as caught:
-            await build_invoker(spec, KEYS).compose(REQUEST)
+            await build_invoker(spec, KEYS, embed=_no_vectors).compose(REQUEST)
         assert_hidden(caplog, caught.value)
 
 
@@ -365,7 +375,7 @@ async def test_a_slow_api_times_out_as_unavailable(far_end: FarEnd) -> None:
     spec = ProviderSpec(invoker="anthropic", base_url=far_end.url, max_retries=0, timeout_s=0.3)
     started = time.monotonic()
     with pytest.raises(Unavailable, match=r"did not answer within 0\.3 s"):
-        await build_invoker(spec, KEYS).compose(REQUEST)
+        await build_invoker(spec, KEYS, embed=_no_vectors).compose(REQUEST)
     assert time.monotonic() - started < 1.5
 
 
@@ -376,7 +386,7 @@ async def test_openai_sends_the_chat_request_and_returns_the_content(
     far_end: FarEnd, caplog: pytest.LogCaptureFixture
 ) -> None:
     far_end.script(Reply(200, chat_completion(ANSWER)))
-    invoker = build_invoker(openai_spec(far_end, reasoning_effort="low"), KEYS)
+    invoker = build_invoker(openai_spec(far_end, reasoning_effort="low"), KEYS, embed=_no_vectors)
     text = await invoker.compose(REQUEST)
 
     assert text == ANSWER
@@ -398,7 +408,9 @@ async def test_openai_sends_the_chat_request_and_returns_the_content(
 
 async def test_openai_leaves_out_the_effort_when_unset(far_end: FarEnd) -> None:
     far_end.script(Reply(200, chat_completion(ANSWER)))
-    await build_invoker(openai_spec(far_end, model="gpt-4.1"), KEYS).compose(REQUEST)
+    await build_invoker(openai_spec(far_end, model="gpt-4.1"), KEYS, embed=_no_vectors).compose(
+        REQUEST
+    )
     assert "reasoning_effort" not in far_end.seen[0].body
     assert far_end.seen[0].body["model"] == "gpt-4.1"
 
@@ -437,7 +449,7 @@ async def test_openai_errors_are_mapped(
     attempts: int,
 ) -> None:
     far_end.script(reply)
-    invoker = build_invoker(openai_spec(far_end), KEYS)
+    invoker = build_invoker(openai_spec(far_end), KEYS, embed=_no_vectors)
     with pytest.raises(EngramError) as caught:
         await invoker.compose(REQUEST)
     assert type(caught.value) is error_type
@@ -449,7 +461,7 @@ async def test_openai_errors_are_mapped(
 async def test_openai_length_finish_says_so(far_end: FarEnd) -> None:
     far_end.script(Reply(200, chat_completion(ANSWER[:30], finish_reason="length")))
     with pytest.raises(MalformedOutput, match="max_output_tokens"):
-        await build_invoker(openai_spec(far_end), KEYS).compose(REQUEST)
+        await build_invoker(openai_spec(far_end), KEYS, embed=_no_vectors).compose(REQUEST)
 
 
 # ---------------------------------------------------------------- CLIs
@@ -487,7 +499,7 @@ def cli_spec(invoker: str, script: Path, **changes: Any) -> ProviderSpec:
 async def test_claude_code_reads_the_result_envelope(tmp_path: Path) -> None:
     envelope = {"type": "result", "subtype": "success", "is_error": False, "result": ANSWER}
     script = fake_cli(tmp_path, "claude", f"print(json.dumps({envelope!r}))")
-    invoker = build_invoker(cli_spec("claude_code", script), KEYS)
+    invoker = build_invoker(cli_spec("claude_code", script), KEYS, embed=_no_vectors)
     text = await invoker.compose(REQUEST)
 
     assert text == ANSWER
@@ -506,13 +518,17 @@ async def test_claude_code_error_envelope_is_unavailable(tmp_path: Path) -> None
     envelope["result"] = "Invalid API key · Please run /login"
     script = fake_cli(tmp_path, "claude", f"print(json.dumps({envelope!r}))")
     with pytest.raises(Unavailable, match=r"failed run \(error_during_execution\).*run /login"):
-        await build_invoker(cli_spec("claude_code", script), KEYS).compose(REQUEST)
+        await build_invoker(cli_spec("claude_code", script), KEYS, embed=_no_vectors).compose(
+            REQUEST
+        )
 
 
 async def test_claude_code_without_an_envelope_is_unavailable(tmp_path: Path) -> None:
     script = fake_cli(tmp_path, "claude", "print('hello, not json')")
     with pytest.raises(Unavailable, match="no JSON result envelope: hello, not json"):
-        await build_invoker(cli_spec("claude_code", script), KEYS).compose(REQUEST)
+        await build_invoker(cli_spec("claude_code", script), KEYS, embed=_no_vectors).compose(
+            REQUEST
+        )
 
 
 async def test_codex_reads_the_last_message_file(tmp_path: Path) -> None:
@@ -523,7 +539,7 @@ async def test_codex_reads_the_last_message_file(tmp_path: Path) -> None:
     )
     script = fake_cli(tmp_path, "codex", body)
     spec = cli_spec("codex", script, model="gpt-5-codex", reasoning_effort="medium")
-    invoker = build_invoker(spec, KEYS)
+    invoker = build_invoker(spec, KEYS, embed=_no_vectors)
     assert invoker.name == "codex"
     assert await invoker.compose(REQUEST) == ANSWER
     call = calls(script)
@@ -538,7 +554,7 @@ async def test_codex_reads_the_last_message_file(tmp_path: Path) -> None:
 
 async def test_codex_falls_back_to_stdout_and_its_default_model(tmp_path: Path) -> None:
     script = fake_cli(tmp_path, "codex", f"print({ANSWER!r})")
-    invoker = build_invoker(cli_spec("codex", script), KEYS)
+    invoker = build_invoker(cli_spec("codex", script), KEYS, embed=_no_vectors)
     assert (await invoker.compose(REQUEST)).strip() == ANSWER
     argv = calls(script)["argv"]
     assert "-m" not in argv  # "default": the CLI's own configured model
@@ -556,7 +572,7 @@ async def test_a_failing_cli_is_unavailable_with_its_stderr_tail(
     )
     script = fake_cli(tmp_path, name, body)
     with pytest.raises(Unavailable, match="exited with status 3") as caught:
-        await build_invoker(cli_spec(name, script), KEYS).compose(REQUEST)
+        await build_invoker(cli_spec(name, script), KEYS, embed=_no_vectors).compose(REQUEST)
     assert "token expired" in caught.value.message
     assert "[redacted]" in caught.value.message
     assert_hidden(caplog, caught.value)
@@ -581,7 +597,7 @@ async def test_a_cli_over_its_timeout_is_killed_with_its_children(tmp_path: Path
     spec = cli_spec("claude_code", script, timeout_s=1.0)
     started = time.monotonic()
     with pytest.raises(Unavailable, match=r"did not finish within 1 s"):
-        await build_invoker(spec, KEYS).compose(REQUEST)
+        await build_invoker(spec, KEYS, embed=_no_vectors).compose(REQUEST)
     assert time.monotonic() - started < 5
     pids = [calls(script)["pid"], int((tmp_path / "child.pid").read_text())]
     for _ in range(60):  # killed at once; give the kernel a moment to show it
@@ -595,11 +611,13 @@ async def test_a_cli_over_its_timeout_is_killed_with_its_children(tmp_path: Path
 async def test_a_missing_cli_is_a_failed_precondition(tmp_path: Path, name: str) -> None:
     spec = cli_spec(name, tmp_path / "not-installed")
     with pytest.raises(FailedPrecondition, match=r"was not found; install .* another invoker"):
-        await build_invoker(spec, KEYS).compose(REQUEST)
+        await build_invoker(spec, KEYS, embed=_no_vectors).compose(REQUEST)
     not_executable = tmp_path / "plain-file"
     not_executable.write_text("#!/bin/sh\n")
     with pytest.raises(FailedPrecondition, match="install"):
-        await build_invoker(cli_spec(name, not_executable), KEYS).compose(REQUEST)
+        await build_invoker(cli_spec(name, not_executable), KEYS, embed=_no_vectors).compose(
+            REQUEST
+        )
 
 
 def test_the_process_environment_is_not_needed(monkeypatch: pytest.MonkeyPatch) -> None:

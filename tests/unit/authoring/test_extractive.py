@@ -1,8 +1,9 @@
-"""The extractive invoker: typed, third-person, signed drafts from realistic sessions."""
+"""The extractive invoker's pure rules: which sentences are read, how a typed sentence is
+framed, signed, attributed and placed. Types are given here (the classifier's own behaviour is
+tested over the real embedder in tests/services/authoring/test_extractive_typing.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -12,13 +13,12 @@ from services.authoring.core import (
     ComposeChunk,
     ComposeInput,
     DraftProposal,
-    ExtractiveInvoker,
     choose_room,
-    compose_json,
     extract_drafts,
-    parse_output,
     validate_draft,
 )
+from services.authoring.core.extractive import said_sentences
+from services.authoring.core.sentence_types import NOT_A_MEMORY
 from services.runtime.errors import InvalidInput
 from tests.unit.authoring._dialogs import (
     TUESDAY,
@@ -100,43 +100,41 @@ def summary(drafts: list[DraftProposal]) -> list[tuple[str, str, str | None, tup
     return [(d.memory_type, d.content, d.signature, d.derived_from) for d in drafts]
 
 
-async def test_an_engineering_session_yields_typed_third_person_signed_drafts() -> None:
-    text = await ExtractiveInvoker().compose(engineering_session())
-    parsed = parse_output(text, mode="default")
-    assert parsed.problems == []
-    assert summary(parsed.drafts) == ENGINEERING_EXPECTED
-    assert {d.room for d in parsed.drafts} == {"projects/rev-engram"}  # the room it mentions
-    assert {d.pin_status for d in parsed.drafts} == {"active"}  # pinning is an admin's call
+# The types the classifier gives the sentences of the two dialogs (pinned in the services test).
+ENGINEERING_TYPES = ["bug", "decision", "directive", "implementation", "observation", "none",
+                     "decision"]  # fmt: skip
+COMPANION_TYPES = ["observation", "preference", "want", "opinion"]
 
 
-async def test_a_companion_session_yields_the_users_speech_acts_framed_by_name() -> None:
-    text = await ExtractiveInvoker().compose(companion_session())
-    parsed = parse_output(text, mode="companion")
-    assert parsed.problems == []
-    assert summary(parsed.drafts) == COMPANION_EXPECTED
-    assert {d.room for d in parsed.drafts} == {"people/kyle"}
+def test_an_engineering_session_yields_typed_third_person_signed_attributed_drafts() -> None:
+    drafts = extract_drafts(engineering_session(), ENGINEERING_TYPES)
+    assert summary(drafts) == ENGINEERING_EXPECTED
+    engineer, architect = "The_Engineer", "The_Architect"
+    assert [d.speaker for d in drafts] == [
+        engineer, architect, architect, engineer, engineer, architect
+    ]  # fmt: skip
+    assert {d.room for d in drafts} == {"projects/rev-engram"}  # the room it mentions
+    assert {d.pin_status for d in drafts} == {"active"}  # pinning is an admin's call
 
 
-@pytest.mark.parametrize("make_session", [engineering_session, companion_session])
-async def test_composition_is_deterministic(make_session: Callable[[], ComposeInput]) -> None:
-    invoker = ExtractiveInvoker()
-    first, second = await invoker.compose(make_session()), await invoker.compose(make_session())
-    assert first == second
-    assert first == compose_json(make_session())
+def test_a_companion_session_yields_the_users_speech_acts_framed_by_name() -> None:
+    drafts = extract_drafts(companion_session(), COMPANION_TYPES)
+    assert summary(drafts) == COMPANION_EXPECTED
+    assert {d.room for d in drafts} == {"people/kyle"}
+    assert {d.speaker for d in drafts} == {"User"}
 
 
-@pytest.mark.parametrize("make_session", [engineering_session, companion_session])
-async def test_every_emitted_draft_passes_validation_without_warnings(
-    make_session: Callable[[], ComposeInput],
+@pytest.mark.parametrize(
+    ("make_session", "types"),
+    [(engineering_session, ENGINEERING_TYPES), (companion_session, COMPANION_TYPES)],
+)
+def test_every_emitted_draft_passes_validation_without_warnings(
+    make_session: Callable[[], ComposeInput], types: list[str]
 ) -> None:
     request = make_session()
-    parsed = parse_output(
-        await ExtractiveInvoker().compose(request),
-        mode=request.mode,
-        chunk_ids={c.chunk_id for c in request.chunks},
-    )
-    assert parsed.drafts
-    for proposal in parsed.drafts:
+    drafts = extract_drafts(request, types)
+    assert drafts
+    for proposal in drafts:
         result = validate_draft(
             proposal.to_input(),
             mode=request.mode,
@@ -150,11 +148,9 @@ async def test_every_emitted_draft_passes_validation_without_warnings(
         assert not result.new_wing
 
 
-def test_the_output_is_json_in_the_schema() -> None:
-    loaded = json.loads(compose_json(engineering_session()))
-    assert set(loaded) == {"drawers"}
-    assert loaded["drawers"][1]["signature"] == "API returns 404 for missing drawers"
-    assert "signature" not in loaded["drawers"][0]
+def test_a_type_list_that_does_not_match_the_sentences_is_refused() -> None:
+    with pytest.raises(ValueError, match="types for"):
+        extract_drafts(engineering_session(), ["bug"])
 
 
 def session(
@@ -166,8 +162,17 @@ def session(
     )
 
 
-def contents(request: ComposeInput) -> list[str]:
-    return [d.content for d in extract_drafts(request)]
+def typed(request: ComposeInput, *types: str) -> list[DraftProposal]:
+    """The drafts when the said sentences have `types` (one per sentence)."""
+    return extract_drafts(request, list(types))
+
+
+def contents(request: ComposeInput, *types: str) -> list[str]:
+    return [d.content for d in typed(request, *types)]
+
+
+def said(request: ComposeInput) -> list[str]:
+    return [s.text for s in said_sentences(request)]
 
 
 @pytest.mark.parametrize(
@@ -176,19 +181,24 @@ def contents(request: ComposeInput) -> list[str]:
         "The_Foreman: Should we move the queue to Redis streams next sprint?",
         "The_Foreman: Hello everyone and welcome to the sync.",
         "The_Foreman: Thanks, that sounds great to me.",
-        "The_Foreman: Maybe we could benchmark Chroma before we commit.",
-        "The_Foreman: We should probably look at the cache later.",
         "The_Engineer: Got it, I'll take a look at the logs.",
         "The_Engineer: Here is the patch for the retry logic.",
         "The_Engineer: The cache is stale.",  # under five words
-        "The_Engineer: You're right about the cache being stale.",
         "[tool: Bash — pytest -q]",
         "System: You are a helpful assistant for the project.",
         "The_Engineer: result = search(query)",
+        "The_Engineer: def search(query: str) -> list[str]:",
     ],
 )
-def test_questions_greetings_filler_and_proposals_are_skipped(line: str) -> None:
-    assert contents(session(line)) == []
+def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: str) -> None:
+    assert said(session(line)) == []
+
+
+def test_a_sentence_typed_not_a_memory_makes_no_drawer() -> None:
+    line = "The_Foreman: Maybe we could benchmark Chroma before we commit."
+    assert said(session(line)) == ["Maybe we could benchmark Chroma before we commit."]
+    assert contents(session(line), NOT_A_MEMORY) == []
+    assert contents(session(line), "legacy-or-foreign") == [], "a type outside the library"
 
 
 DEFAULT_FRAMES = [
@@ -243,24 +253,122 @@ DEFAULT_FRAMES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "expected"), DEFAULT_FRAMES)
-def test_default_mode_cues_are_framed_in_the_third_person(line: str, expected: str) -> None:
-    assert contents(session(line)) == [expected]
+DEFAULT_KINDS = ["decision", "decision", "decision", "decision", "decision", "directive",
+                 "directive", "directive", "retrospective", "spike", "implementation"]  # fmt: skip
 
 
-def test_kinds_follow_the_cue_order() -> None:
-    lines = (
-        "The_Engineer: The indexer fails on empty files after the upgrade.",
-        "The_Engineer: I fixed the crash by skipping empty files in the indexer.",
-        "The_Engineer: I benchmarked the embedder and it takes 95 ms warm.",
-        "The_Engineer: Looking back, the sidecar design went well for us.",
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        (line, kind, expected)
+        for (line, expected), kind in zip(DEFAULT_FRAMES, DEFAULT_KINDS, strict=True)
+    ],
+)
+def test_default_mode_claims_are_framed_in_the_third_person(
+    line: str, kind: str, expected: str
+) -> None:
+    assert contents(session(line), kind) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        ("The_PM: 4.12 ships Thursday with the carousel flag off on iOS.", "decision",
+         "The PM decided that 4.12 ships Thursday with the carousel flag off on iOS."),
+        ("The_PM: Every release candidate gets a VoiceOver smoke pass first.", "directive",
+         "The PM directed that every release candidate gets a VoiceOver smoke pass first."),
+        ("Sofia: The ledger service owns balances and the rest read its API.", "architecture",
+         "Sofia explained that the ledger service owns balances and the rest read its API."),
+        ("Sofia: The report is done when finance can export it to CSV.", "acceptance",
+         "Sofia set the acceptance criterion that the report is done when finance can export "
+         "it to CSV."),
+    ],
+)  # fmt: skip
+def test_classifier_types_without_cue_words_get_their_own_frame(
+    line: str, kind: str, expected: str
+) -> None:
+    assert contents(session(line), kind) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("line", "given", "kind"),
+    [
+        ("The_Architect: We decided to keep the sidecar per store.", "observation", "decision"),
+        ("The_Architect: Let's go with Qdrant edge for the vectors.", "spike", "decision"),
+        ("The_Architect: Never write to the pool outside retrieval.", "observation", "directive"),
+        ("The_Architect: The pool lives in the retrieval tier only.", "observation", "observation"),
+    ],
+)
+def test_a_deciders_words_overrule_the_classifier_in_default_mode(
+    line: str, given: str, kind: str
+) -> None:
+    assert [d.memory_type for d in typed(session(line), given)] == [kind]
+
+
+def test_a_settled_option_is_resolved_to_what_an_earlier_turn_described() -> None:
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk(
+                "t1",
+                "assistant",
+                "assistant: Two options: (A) keep both refund paths with a flag, or (B) refund to "
+                "the original payment method only, with store credit as a finance exception.",
+            ),
+            ComposeChunk("t2", "user", "user: What does compliance say about A?"),
+            ComposeChunk("t3", "user", "user: Ok, option B then."),
+        ],
+        prompt_text="",
     )
-    kinds = [d.memory_type for d in extract_drafts(session(*lines))]
-    assert kinds == ["bug", "implementation", "spike", "retrospective"]
+    said_now = said_sentences(request)
+    settled = [s for s in said_now if s.settled]
+    assert [s.cited for s in settled] == [("t1", "t3")]
+    drafts = extract_drafts(request, [NOT_A_MEMORY] * len(said_now))
+    assert [(d.memory_type, d.speaker, d.derived_from) for d in drafts] == [
+        ("decision", "user", ("t1", "t3"))
+    ]
+    assert drafts[0].content == (
+        "The user decided that option B: refund to the original payment method only, with "
+        "store credit as a finance exception."
+    )
+
+
+def test_labels_of_any_spelling_split_a_bundled_arc_and_are_never_glued_in() -> None:
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk(
+                "c1",
+                "Maya",
+                "Maya: What are the options then?\n"
+                "coding-agent: I added a retry wrapper around the refund call.\n"
+                "dana.k: Implemented: the export now streams rows instead of buffering.",
+            )
+        ],
+        prompt_text="",
+    )
+    drafts = typed(request, "implementation", "implementation")
+    assert [(d.speaker, d.content) for d in drafts] == [
+        ("coding-agent", "Coding-agent added a retry wrapper around the refund call."),
+        ("dana.k", "Dana.k reported that the export now streams rows instead of buffering."),
+    ]
+
+
+def test_a_capitalised_word_inside_a_speakers_chunk_is_prose_not_a_speaker() -> None:
+    request = session("Configured: the nightly export now runs at 02:00 UTC.", speaker="Raj")
+    assert contents(request, "implementation") == [
+        "Raj reported that the nightly export now runs at 02:00 UTC."
+    ]
+
+
+def test_a_named_option_keeps_its_capital() -> None:
+    assert contents(session("Maya: A is simpler to run for the refund team."), "observation") == [
+        "Maya noted that A is simpler to run for the refund team."
+    ]
 
 
 def test_decisions_and_directives_are_signed_and_nothing_else_is() -> None:
-    drafts = extract_drafts(engineering_session())
+    drafts = extract_drafts(engineering_session(), ENGINEERING_TYPES)
     for proposal in drafts:
         assert proposal.signed == (proposal.memory_type in {"decision", "directive"})
         if proposal.signature is not None:
@@ -269,14 +377,14 @@ def test_decisions_and_directives_are_signed_and_nothing_else_is() -> None:
 
 
 def test_a_signature_comes_from_the_framed_clause_when_framing_rewrote_the_sentence() -> None:
-    (proposal,) = extract_drafts(session("The_Architect: We decided we use our own tokenizer."))
+    (proposal,) = typed(session("The_Architect: We decided we use our own tokenizer."), "decision")
     assert proposal.content == "The Architect decided that the team uses the team's own tokenizer."
     assert proposal.signature == "team uses the team's own tokenizer"
 
 
 def test_a_signature_prefers_the_original_words_that_survived_framing() -> None:
     line = "The_Architect: We decided we store our vectors in Qdrant edge."
-    (proposal,) = extract_drafts(session(line))
+    (proposal,) = typed(session(line), "decision")
     assert proposal.content == (
         "The Architect decided that the team stores the team's vectors in Qdrant edge."
     )
@@ -284,7 +392,7 @@ def test_a_signature_prefers_the_original_words_that_survived_framing() -> None:
 
 
 def test_a_decision_without_a_distinctive_phrase_stays_unsigned() -> None:
-    (proposal,) = extract_drafts(session("The_Architect: We decided to do it that way."))
+    (proposal,) = typed(session("The_Architect: We decided to do it that way."), "decision")
     assert proposal.memory_type == "decision"
     assert proposal.signature is None
 
@@ -339,7 +447,7 @@ def test_companion_cues_are_framed_around_the_user(line: str, kind: str, expecte
     want = expected + (
         " Worth asking about it later if they don't bring it up." if kind == "want" else ""
     )
-    assert [(d.memory_type, d.content) for d in extract_drafts(request)] == [(kind, want)]
+    assert [(d.memory_type, d.content) for d in typed(request, kind)] == [(kind, want)]
 
 
 def test_companion_mode_reads_only_the_users_turns() -> None:
@@ -348,13 +456,15 @@ def test_companion_mode_reads_only_the_users_turns() -> None:
         "User: The launch made this week really hectic at work.",
         mode="companion",
     )
-    assert contents(request) == [
+    assert said(request) == ["The launch made this week really hectic at work."]
+    assert contents(request, "observation") == [
         "The user mentioned that the launch made this week really hectic at work."
     ]
 
 
-def test_companion_mode_without_a_cue_keeps_nothing() -> None:
-    assert contents(session("User: The train to work was on time again.", mode="companion")) == []
+def test_companion_mode_has_no_rule_overrides() -> None:
+    line = "User: We decided to move the book club to Thursdays."
+    assert contents(session(line, mode="companion"), NOT_A_MEMORY) == []
 
 
 def test_named_companion_speakers_make_the_first_speaker_the_user_unless_named() -> None:
@@ -362,47 +472,50 @@ def test_named_companion_speakers_make_the_first_speaker_the_user_unless_named()
         "Kyle: I prefer quiet cafes over loud bars.",
         "Sly: I prefer to listen more than talk.",
     )
-    assert contents(session(*lines, mode="companion")) == [
+    assert contents(session(*lines, mode="companion"), "preference") == [
         "Kyle prefers quiet cafes over loud bars."
     ]
-    assert contents(session(*lines, mode="companion", user_name="Sly")) == [
+    assert contents(session(*lines, mode="companion", user_name="Sly"), "preference") == [
         "Sly prefers to listen more than talk."
     ]
 
 
 def test_unlabelled_text_takes_the_chunk_speaker_or_the_team() -> None:
     line = "We decided to keep the FTS5 sidecar per store."
-    assert contents(session(line)) == ["The team decided to keep the FTS5 sidecar per store."]
-    assert contents(session(line, speaker="The_Architect")) == [
+    assert contents(session(line), "decision") == [
+        "The team decided to keep the FTS5 sidecar per store."
+    ]
+    assert contents(session(line, speaker="The_Architect"), "decision") == [
         "The Architect decided to keep the FTS5 sidecar per store."
     ]
-    assert contents(session("assistant: I added the missing index to the drawer table.")) == [
+    line = "assistant: I added the missing index to the drawer table."
+    assert contents(session(line), "implementation") == [
         "The assistant added the missing index to the drawer table."
     ]
 
 
 def test_a_multi_word_name_is_a_speaker_label() -> None:
     lines = ("Kyle Smith: I prefer quiet cafes over loud bars.",)
-    assert contents(session(*lines, mode="companion", user_name="Kyle Smith")) == [
+    assert contents(session(*lines, mode="companion", user_name="Kyle Smith"), "preference") == [
         "Kyle Smith prefers quiet cafes over loud bars."
     ]
 
 
 def test_prose_labels_are_neither_speakers_nor_content() -> None:
     line = "Note: the retrieval tier answers in about 40 ms per query."
-    assert contents(session(line, speaker="The_Engineer")) == [
+    assert contents(session(line, speaker="The_Engineer"), "observation") == [
         "The Engineer noted that the retrieval tier answers in about 40 ms per query."
     ]
 
 
 def test_relative_time_is_anchored_only_when_the_chunk_is_dated() -> None:
     line = "User: I'm exhausted today after the long drive home."
-    assert contents(session(line, mode="companion")) == [
+    assert contents(session(line, mode="companion"), "observation") == [
         "The user is exhausted today after the long drive home."
     ]
     dated = session(line, mode="companion")
     dated = replace(dated, chunks=[dated.chunks[0]._replace(occurred_at=TUESDAY)])
-    assert contents(dated) == [
+    assert contents(dated, "observation") == [
         "The user is exhausted today after the long drive home (as of 2025-03-04)."
     ]
 
@@ -414,18 +527,18 @@ def test_the_same_claim_said_twice_is_one_drawer_citing_both_chunks() -> None:
         chunks=[ComposeChunk("c1", "", line), ComposeChunk("c2", "", line)],
         prompt_text="",
     )
-    (proposal,) = extract_drafts(request)
+    (proposal,) = typed(request, "decision", "decision")
     assert proposal.derived_from == ("c1", "c2")
 
 
 def test_an_overlong_claim_is_skipped_not_cut() -> None:
     line = "The_Engineer: The indexer fails " + "again and " * 70 + "again on empty files."
-    assert contents(session(line)) == []
+    assert contents(session(line), "bug") == []
 
 
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(InvalidInput):
-        extract_drafts(session("The_Architect: We decided to ship it.", mode="swarm"))
+        typed(session("The_Architect: We decided to ship it.", mode="swarm"), "decision")
 
 
 @pytest.mark.parametrize(
@@ -470,7 +583,8 @@ def test_drafts_go_to_a_stable_room(
 )
 def test_every_framing_rule_yields_drafts_that_pass_validation(mode: str, lines: list[str]) -> None:
     request = session(*lines, mode=mode, user_name="Kyle")
-    drafts = extract_drafts(request)
+    kinds = DEFAULT_KINDS if mode == "default" else [kind for _, kind, _ in COMPANION_FRAMES]
+    drafts = extract_drafts(request, kinds)
     assert len(drafts) == len(lines)
     for proposal in drafts:
         result = validate_draft(

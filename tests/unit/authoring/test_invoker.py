@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from services.authoring.core import (
@@ -137,7 +139,8 @@ def test_output_that_is_not_the_schema_fails_the_session(text: str, problem: str
         ({"confidence": "high"}, "field 'confidence' is a string; expected a number"),
         ({"confidence": True}, "field 'confidence' is a boolean; expected a number"),
         ({"confidence": 1.5}, "'confidence' is 1.5; expected 0..1"),
-        ({"speaker": "The_Architect"}, "unknown fields ['speaker']"),
+        ({"author": "The_Architect"}, "unknown fields ['author']"),
+        ({"speaker": ["The_Architect"]}, "field 'speaker' is a list"),
         ({"derived_from": _DROP}, "lacks required fields ['derived_from']"),
         ({"content": _DROP, "room": _DROP}, "lacks required fields ['content', 'room']"),
     ],
@@ -212,10 +215,20 @@ def test_to_json_round_trips_through_the_parser() -> None:
     assert again.drafts == [proposal]
 
 
+async def _no_vectors(texts: list[str]) -> npt.NDArray[np.float32]:
+    raise AssertionError("building an invoker embeds nothing")
+
+
 def test_the_extractive_invoker_is_an_invoker() -> None:
-    invoker = ExtractiveInvoker()
+    invoker = ExtractiveInvoker(_no_vectors)
     assert isinstance(invoker, Invoker)
-    assert (invoker.name, invoker.model) == ("extractive", "extractive-v1")
+    assert (invoker.name, invoker.model) == ("extractive", "extractive-v2")
+
+
+def test_a_speaker_is_read_trimmed_and_written_back() -> None:
+    (proposal,) = parse_output(output(drawer(speaker="  coding-agent ")), mode="default").drafts
+    assert proposal.speaker == "coding-agent"
+    assert proposal.to_json()["speaker"] == "coding-agent"
 
 
 def test_render_session_heads_each_chunk_with_its_id_and_lists_the_hints() -> None:

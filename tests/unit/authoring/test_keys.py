@@ -6,6 +6,8 @@ import logging
 import pickle
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from services.authoring.core import ExtractiveInvoker
@@ -150,9 +152,16 @@ def test_a_bad_spec_is_invalid_input(changes: dict[str, object], field: str) -> 
     assert caught.value.field == field
 
 
+async def _no_vectors(texts: list[str]) -> npt.NDArray[np.float32]:
+    raise AssertionError("building an invoker embeds nothing")
+
+
 def test_build_invoker_gives_each_named_invoker_without_needing_keys() -> None:
     keys = ApiKeys({})
-    built = {name: build_invoker(ProviderSpec(invoker=name), keys) for name in INVOKER_NAMES}
+    built = {
+        name: build_invoker(ProviderSpec(invoker=name), keys, embed=_no_vectors)
+        for name in INVOKER_NAMES
+    }
     assert isinstance(built["extractive"], ExtractiveInvoker)
     assert isinstance(built["anthropic"], AnthropicInvoker)
     assert isinstance(built["openai"], OpenAIChatInvoker)
@@ -162,5 +171,5 @@ def test_build_invoker_gives_each_named_invoker_without_needing_keys() -> None:
         assert invoker.name == name
         assert invoker.model == default_model(name)
     spec = ProviderSpec(invoker="openai", model="gpt-4.1")
-    assert build_invoker(spec, keys).model == "gpt-4.1"
+    assert build_invoker(spec, keys, embed=_no_vectors).model == "gpt-4.1"
     assert [key_provider(n) for n in INVOKER_NAMES] == ["", "anthropic", "openai", "", ""]

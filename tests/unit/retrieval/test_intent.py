@@ -9,7 +9,8 @@ import pytest
 from services.retrieval.core import library_for
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
 from services.retrieval.core.intent import IntentModel, load_intent_model
-from services.retrieval.intent_training import data_digest, data_files, load_queries
+from services.retrieval.intent_training import data_files, load_queries
+from services.runtime.textclass_training import data_digest
 
 
 def _two_word_model(strength: float) -> IntentModel:
@@ -84,8 +85,8 @@ def test_the_shipped_model_is_trained_on_the_current_labelled_data(library: str)
 def test_the_labelled_sets_are_large_and_split(library: str) -> None:
     queries = load_queries(library)
     for intent in library_for(library).intents:
-        train = [q for q in queries if q.intent == intent and q.split == "train"]
-        validation = [q for q in queries if q.intent == intent and q.split == "validation"]
+        train = [q for q in queries if q.label == intent and q.split == "train"]
+        validation = [q for q in queries if q.label == intent and q.split == "validation"]
         assert len(train) >= 100 and len(validation) >= 20, (intent, len(train), len(validation))
     texts = [q.text.lower() for q in queries]
     assert len(texts) == len(set(texts)), "a query text appears twice"

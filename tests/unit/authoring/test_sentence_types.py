@@ -1,0 +1,55 @@
+"""The composer's shipped sentence type classifiers: their labels, their accuracy on the
+validation split, their freshness against the labelled sentences, and the data's shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.authoring.core.sentence_types import (
+    NOT_A_MEMORY,
+    SentenceTypeModel,
+    load_type_model,
+    type_labels,
+)
+from services.authoring.type_training import data_files, load_sentences
+from services.retrieval.core.constants import COMPANION_TYPES, V2_TYPES
+from services.runtime.textclass_training import data_digest
+
+LIBRARIES = ["default", "companion"]
+
+
+def test_the_labels_are_the_librarys_new_types_and_not_a_memory() -> None:
+    assert type_labels("default") == (*V2_TYPES, NOT_A_MEMORY)
+    assert type_labels("companion") == (*COMPANION_TYPES, NOT_A_MEMORY)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_shipped_model_covers_its_library_and_meets_the_bar(library: str) -> None:
+    model = load_type_model(library)
+    assert model.labels == type_labels(library)
+    assert model.dimension == 384, "trained on the bundled all-MiniLM-L6-v2"
+    assert model.metadata["validation_accuracy"] >= 0.8, model.metadata
+    again = SentenceTypeModel.from_json(model.to_json())
+    assert again.vocabulary == model.vocabulary and again.labels == model.labels
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_shipped_model_is_trained_on_the_current_labelled_data(library: str) -> None:
+    shipped = load_type_model(library).metadata["data_sha256"]
+    assert shipped == data_digest(data_files(library)), (
+        f"eval/sets/types changed since the {library} sentence type model was trained: "
+        "run `engram type-model train` and commit the model"
+    )
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_labelled_sentences_are_large_balanced_and_split(library: str) -> None:
+    rows = load_sentences(library)
+    assert len(rows) >= 400, f"{library}: {len(rows)} labelled sentences"
+    for label in type_labels(library):
+        train = [r for r in rows if r.label == label and r.split == "train"]
+        validation = [r for r in rows if r.label == label and r.split == "validation"]
+        assert len(train) >= 50 and len(validation) >= 20, (label, len(train), len(validation))
+    validation_texts = {r.text.lower() for r in rows if r.split == "validation"}
+    train_texts = {r.text.lower() for r in rows if r.split == "train"}
+    assert not validation_texts & train_texts, "a validation sentence is also a training one"
