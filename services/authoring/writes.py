@@ -21,6 +21,7 @@ from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 from services.authoring.convert import PIN_NAMES, PIN_VALUES, draft_input, mode_of, tier_of
 from services.authoring.core import DraftInput, Validation, validate_draft
 from services.authoring.core.claims import ClaimDifference, claim_difference
+from services.authoring.core.rules import signing_hint
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
@@ -216,9 +217,10 @@ async def add_drawer(
         reason=reason,
         changes=changes,
     )
+    hint = signing_hint(written.content, written.memory_type, signed=signature is not None)
     return authoring_pb2.WriteDrawerResponse(
         drawer=written,
-        warnings=[*validation.warnings, *check.hint()],
+        warnings=[*validation.warnings, *([hint] if hint else []), *check.hint()],
         supersession_candidates=[d.id for d, _ in check.differing],
     )
 

@@ -238,3 +238,23 @@ async def run_composer_set(sessions: Sequence[ComposerSession], compose: Compose
         "signature_verbatim": _ratio(tally.signature_verbatim, tally.signed),
         "parse_problems": problems,
     }
+
+
+COMPOSER_DIR = Path(__file__).resolve().parents[2] / "eval" / "sets" / "composer"
+
+
+async def run_composer_sets(
+    compose: Compose,
+    invoker: str,
+    files: Sequence[Path] = (),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every composer set file (default: eval/sets/composer/*.json), composed and scored."""
+    chosen = list(files) or sorted(COMPOSER_DIR.glob("*.json"))
+    out: dict[str, Any] = {"invoker": invoker, "files": {}}
+    for path in chosen:
+        sessions = load_composer_set(path)
+        if progress is not None:
+            progress(f"composer {path.stem}: {len(sessions)} sessions")
+        out["files"][path.stem] = await run_composer_set(sessions, compose)
+    return out

@@ -147,6 +147,33 @@ def _locomo_md(block: Results) -> list[str]:
     return lines
 
 
+COMPOSER_COLUMNS = (
+    ("coverage", "coverage"),
+    ("precision", "precision"),
+    ("type_accuracy", "type acc."),
+    ("canonical_recall", "canonical R"),
+    ("canonical_precision", "canonical P"),
+    ("attribution", "attribution"),
+    ("clean_text", "clean text"),
+    ("signature_verbatim", "signature verbatim"),
+)
+
+
+def _composer_md(block: Results) -> list[str]:
+    lines = [
+        f"Invoker: {block['invoker']}. Each expected drawer is paired with a draft citing one "
+        "of its turns (eval/sets/composer, services/evaluation/composer.py).",
+        "",
+    ]
+    rows = [
+        [name, stats["sessions"], stats["expected_drawers"], stats["drafts"],
+         *(stats[key] for key, _ in COMPOSER_COLUMNS)]
+        for name, stats in block["files"].items()
+    ]  # fmt: skip
+    header = ["set", "sessions", "expected", "drafts", *(label for _, label in COMPOSER_COLUMNS)]
+    return [*lines, *_table(header, rows), ""]
+
+
 def render_markdown(results: Results, compare_lines: list[str] | None = None) -> str:
     machine = results.get("machine", {})
     lines = [
@@ -171,6 +198,9 @@ def render_markdown(results: Results, compare_lines: list[str] | None = None) ->
     if "locomo" in sets:
         lines += ["## LoCoMo: conversational memory through search_raw", ""]
         lines += _locomo_md(sets["locomo"])
+    if "composer" in sets:
+        lines += ["## Composer sets: what the offline composer keeps", ""]
+        lines += _composer_md(sets["composer"])
     if compare_lines:
         lines += ["## Compared with the previous run", "", *compare_lines, ""]
     charts = results.get("charts", [])

@@ -28,7 +28,7 @@ from services.evaluation.scifact import load_beir
 from services.evaluation.target import EvalTarget
 from services.evaluation.thesis import load_thesis_set
 
-SETS = ("thesis", "scifact", "locomo")
+SETS = ("thesis", "scifact", "locomo", "composer")
 THESIS_FILES = ("dev_default.json", "dev_companion.json")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Engram's own development sets, run beside the shared ones (eval/sets/README.md).
@@ -82,6 +82,27 @@ def _need(path: Path, what: str) -> Path:
             "laid out as shared/eval/README.md describes"
         )
     return path
+
+
+async def _run_composer(say: Callable[[str], None]) -> dict[str, Any]:
+    """The composer sets through the offline extractive invoker, in this process: it is the
+    authoring tier's default composer, deterministic, and needs only the bundled model."""
+    import numpy as np
+    import numpy.typing as npt
+
+    from services.authoring.core import ExtractiveInvoker
+    from services.embedder.core import load_model, resolve_model_path
+    from services.evaluation.composer import run_composer_sets
+
+    model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
+
+    async def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+        return model.encode(texts, batch_size=64)
+
+    invoker = ExtractiveInvoker(embed)
+    return await run_composer_sets(
+        invoker.compose, f"{invoker.name} ({invoker.model}), in-process", progress=say
+    )
 
 
 def results_dir(root: Path, when: datetime) -> Path:
@@ -141,6 +162,8 @@ async def run_eval(
             authored=options.locomo_authored,
             progress=say,
         )
+    if "composer" in options.sets:
+        sets["composer"] = await _run_composer(say)
     results: Results = {
         "version": 1,
         "started_at": started_at.isoformat(),

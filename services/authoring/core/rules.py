@@ -392,33 +392,102 @@ _FIRST_PERSON_LOWER: Final = frozenset(
      "ours", "ourselves"}
 )  # fmt: skip
 _FIRST_PERSON_I: Final = frozenset({"I", "I'm", "I've", "I'd", "I'll"})
-_THIRD_PERSON: Final = frozenset({"he", "she", "they", "his", "her", "their", "them"})
+# Who a memory is about, by real cues (decision 0014), never "any capitalised word":
+# - a role or group noun, with up to three modifiers ("the payments team", "our on-call
+#   engineer", "finance", "the user");
+_ROLE_NOUNS: Final = (
+    r"team|squad|group|department|committee|board|desk|crew|org|user|users|customer|customers|"
+    r"assistant|agent|agents|bot|operator|operators|author|speaker|architect|engineer|engineers|"
+    r"developer|developers|lead|manager|owner|reviewer|reviewers|designer|analyst|admin|pm|"
+    r"founder|cto|ceo|on-call|maintainer|maintainers|finance|legal|security|support|ops|qa|"
+    r"company|client|patient|nurse|doctor|editor|writer|researcher|scientist|teacher"
+)
 _ROLE_SUBJECT: Final = re.compile(
-    r"\bthe (?:user|team|assistant|agent|operator|author|speaker|architect|engineer)\b",
+    rf"\b(?:the|our|their|a|an|each|every)\s+(?:[\w-]+\s+){{0,3}}(?:{_ROLE_NOUNS})\b"
+    rf"|^(?:{_ROLE_NOUNS})\b",
     re.IGNORECASE,
 )
-# Capitalised words that start sentences without naming anyone.
-_FUNCTION_WORDS: Final = frozenset(
-    {"the", "a", "an", "this", "that", "these", "those", "it", "its", "there", "here", "if",
-     "when", "while", "after", "before", "because", "so", "but", "and", "or", "also", "then",
-     "today", "yesterday", "tomorrow", "every", "each", "all", "some", "no", "not", "in", "on",
-     "at", "for", "with", "to", "of", "as", "by", "from", "always", "never", "do", "don't",
-     "worth", "what", "why", "how", "where", "who", "which", "yes", "ok", "okay"}
+# - an agent's handle ("coding-agent", "ops_bot", "reviewer-bot");
+_AGENT_HANDLE: Final = re.compile(r"\b[\w.]+[-_.](?:agent|bot|ai|assistant)\b", re.IGNORECASE)
+# - a name doing what people do in memories ("Maya decided", "Kyle prefers", "Raj Patel
+#   said"), or a name's possessive ("Kyle's sister"), or he/she/they as a subject.
+_ACTS: Final = (
+    r"decided|decides|said|says|noted|notes|reported|reports|directed|directs|agreed|agrees|"
+    r"prefers|preferred|wants|wanted|thinks|thought|likes|liked|loves|hates|dislikes|asked|"
+    r"proposed|chose|chooses|recorded|explained|mentioned|believes|feels|felt|needs|needed|"
+    r"plans|planned|is|was|has|had|will|would|can|can't|doesn't|didn't|won't|set|ruled|fixed|"
+    r"added|built|found|owns|runs|ran|shipped|wrote|suggested|confirmed|approved|rejected"
+)
+_NAMED_ACTOR: Final = re.compile(
+    rf"\b[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*){{0,2}}\s+(?:also\s+|still\s+|really\s+)?(?:{_ACTS})\b"
+    r"|\b[A-Z][\w-]*['’]s\s"
+    r"|\b(?:he|she|they)\s+\w+",
+)
+_SENTENCE_START_WORDS: Final = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "it", "there", "here", "if", "when",
+     "while", "after", "before", "because", "so", "but", "and", "or", "also", "then", "today",
+     "every", "each", "all", "some", "no", "in", "on", "at", "for", "with", "to", "as", "by",
+     "from", "always", "never", "what", "why", "how", "where", "which", "yes", "ok", "okay"}
 )  # fmt: skip
+# Content that reads like a decision or a standing rule: worth writing signed.
+_READS_CANONICAL: Final = re.compile(
+    r"\b(?:decided|agreed|chose|settled on|going with|will use|ruled|the decision is|"
+    r"must(?:\s+not)?|must never|never|always|from now on|going forward|no one may|"
+    r"nobody may|is required to|are required to)\b",
+    re.IGNORECASE,
+)
+CANONICAL_TYPES: Final = frozenset({"decision", "directive"})
 
 
-def _person_counts(text: str) -> tuple[int, int]:
-    """(first-person words, third-person subjects: pronouns, role nouns, capitalised names)."""
-    third = len(_ROLE_SUBJECT.findall(text))
-    first = 0
+def _first_person_count(text: str) -> int:
+    count = 0
     for token in (t.replace("’", "'") for t in _WORD.findall(text)):
         if token in _FIRST_PERSON_I or (token.lower() in _FIRST_PERSON_LOWER and token != "US"):
-            first += 1
-        elif token.lower() in _THIRD_PERSON or (
-            token[0].isupper() and token.lower() not in _FUNCTION_WORDS
-        ):
-            third += 1
-    return first, third
+            count += 1
+    return count
+
+
+def names_someone(text: str) -> bool:
+    """Whether `text` says who it is about: a role or group ("the payments team"), an
+    agent's handle, a name doing something ("Maya decided") or its possessive, a pronoun."""
+    if _ROLE_SUBJECT.search(text) or _AGENT_HANDLE.search(text):
+        return True
+    for match in _NAMED_ACTOR.finditer(text):
+        head = match.group(0).split()[0].lower().rstrip("'’s")
+        if head not in _SENTENCE_START_WORDS:
+            return True
+    return False
+
+
+def _subject_count(text: str) -> int:
+    """How many times `text` names someone (for the first- vs third-person comparison)."""
+    return (
+        len(_ROLE_SUBJECT.findall(text))
+        + len(_AGENT_HANDLE.findall(text))
+        + sum(
+            1
+            for m in _NAMED_ACTOR.finditer(text)
+            if m.group(0).split()[0].lower().rstrip("'’s") not in _SENTENCE_START_WORDS
+        )
+    )
+
+
+def signing_hint(content: str, memory_type: str, *, signed: bool) -> str | None:
+    """A hint for an ambient (unsigned) write that is, or reads like, a canonical claim."""
+    if signed:
+        return None
+    if memory_type in CANONICAL_TYPES:
+        return (
+            f"a {memory_type} written without a signature ranks as ambient discussion: write "
+            "it with add_drawer_signed and a distinctive verbatim phrase of the content"
+        )
+    if _READS_CANONICAL.search(content):
+        return (
+            "this reads like a decision or a standing rule: if it is one, write it as a "
+            "decision or directive with add_drawer_signed and a signature phrase, so it "
+            "outranks discussion of the same topic"
+        )
+    return None
 
 
 def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> list[str]:
@@ -428,7 +497,7 @@ def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> 
     log_line = next((line for line in lines if _LOG_LINE.match(line)), None)
     if log_line is None and sum(1 for line in lines if _SPEAKER_LINE.match(line)) >= 2:
         log_line = next(line for line in lines if _SPEAKER_LINE.match(line))
-    first, third = _person_counts(content)
+    first, third = _first_person_count(content), _subject_count(content)
     if log_line is not None:
         warnings.append(
             f"content looks like a verbatim log ({_shown(log_line.strip())}): frame what was "
@@ -439,7 +508,7 @@ def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> 
             "content reads as a first-person transcript: frame it in the third person and "
             "name who it is about (e.g. 'Kyle prefers tea over coffee.')"
         )
-    elif third == 0:
+    elif not names_someone(content):
         warnings.append(
             "content does not say who: name the person or agent the memory is about "
             "(e.g. 'The Architect decided that …')"

@@ -213,6 +213,21 @@ async def test_near_duplicates_return_the_existing_drawer(stack: Stack) -> None:
     assert await stack.count() == 2
 
 
+async def test_an_ambient_write_that_reads_canonical_is_told_to_sign_it(stack: Stack) -> None:
+    ambient = await add(stack)  # a decision, written without a signature
+    assert any("add_drawer_signed" in w for w in ambient.warnings), ambient.warnings
+    rule = await add(
+        stack, memory_type="observation", content="Maya noted that deploys never happen on Fridays."
+    )
+    assert any("reads like a decision" in w for w in rule.warnings), rule.warnings
+    signed = await add_signed(
+        stack,
+        "search answers within 50 ms",
+        content="The Architect decided that search answers within 50 ms at p50.",
+    )
+    assert not any("add_drawer_signed" in w for w in signed.warnings), signed.warnings
+
+
 BATCH = "The nightly batch 100 was exported to the ledger bucket at 02:00."
 
 

@@ -15,6 +15,7 @@ from services.authoring.core import (
     shape_warnings,
     validate_draft,
 )
+from services.authoring.core.rules import names_someone, signing_hint
 from services.retrieval.core import COMPANION_LIBRARY, DEFAULT_LIBRARY
 from services.runtime.errors import InvalidInput, PermissionDenied
 
@@ -385,6 +386,56 @@ def test_content_that_names_no_one_is_warned_about() -> None:
     warnings = shape_warnings("the cache is stale after restarts.")
     assert len(warnings) == 1
     assert "does not say who" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The payments team decided that refunds always go to the original card.",
+        "Our on-call engineer restarts the ingest worker after every deploy.",
+        "Finance approved the Q3 budget for the data platform.",
+        "coding-agent added a retry wrapper around the refund call.",
+        "Maya noted that the export runs at 02:00 UTC.",
+        "Raj Patel said the vendor sandbox resets every night.",
+        "Kyle's sister is moving in with him in May.",
+        "The user wants to visit Lisbon in the spring.",
+    ],
+)
+def test_a_role_a_team_an_agent_or_a_name_doing_something_says_who(content: str) -> None:
+    assert names_someone(content), content
+    assert shape_warnings(content) == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Payouts use SEPA Instant for transfers under 100k.",
+        "The nightly batch 100 was exported to the ledger bucket at 02:00.",
+        "Postgres Replication Lag stays under two seconds.",
+    ],
+)
+def test_capitalised_words_alone_do_not_say_who(content: str) -> None:
+    assert not names_someone(content), content
+    assert any("does not say who" in w for w in shape_warnings(content))
+
+
+@pytest.mark.parametrize(
+    ("content", "memory_type", "signed", "hinted"),
+    [
+        ("The Architect decided that the API returns 404.", "decision", False, True),
+        ("The Architect decided that the API returns 404.", "decision", True, False),
+        ("Maya noted that deploys must never happen on Fridays.", "observation", False, True),
+        ("The team decided to move the sync to Thursdays.", "observation", False, True),
+        ("Maya noted that the export runs at 02:00 UTC.", "observation", False, False),
+    ],
+)
+def test_an_ambient_write_that_reads_canonical_gets_a_hint_to_sign_it(
+    content: str, memory_type: str, signed: bool, hinted: bool
+) -> None:
+    hint = signing_hint(content, memory_type, signed=signed)
+    assert (hint is not None) == hinted, hint
+    if hint is not None:
+        assert "add_drawer_signed" in hint
 
 
 def test_more_than_three_sentences_is_warned_about() -> None:
