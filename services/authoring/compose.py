@@ -493,6 +493,7 @@ async def dry_run(
                 derived_from=list(d.derived_from),
                 attributes=dict(d.attributes),
                 **({"confidence": d.confidence} if d.HasField("confidence") else {}),
+                **({"signature": d.signature} if d.HasField("signature") else {}),
             )
             for d in drafts.drawers
         ],

@@ -182,6 +182,12 @@ async def add_drawer(
     """add_drawer (signature None: ambient) or add_drawer_signed (canonical)."""
     _check_reason(reason)
     _check_extras(draft)
+    if draft.HasField("signature"):
+        raise InvalidInput(
+            "drawer.signature is output only (a composed draft's phrase): write a canonical "
+            "drawer with add_drawer_signed and its signature field",
+            field="drawer.signature",
+        )
     if draft.derived_from and tier_of(store) != "admin":
         # Derivation links are the compose job's; a direct write may cite raw only as admin.
         raise PermissionDenied(

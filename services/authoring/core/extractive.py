@@ -12,10 +12,10 @@ How a session becomes drawers:
    handle ("priya_s", "ops-bot") or a capitalised name, never prose ("Note:"). System and
    tool lines are skipped. In companion mode only the user's turns are read: the drawers are
    what the companion remembers about its user, never what it said itself.
-2. Sentences (`said_sentences`): questions, code, greetings and sentences under five words
-   are skipped; discourse lead-ins ("OK, so") are dropped; backticks go. A short settling
-   turn ("Ok, option B then.") is resolved to the option an earlier turn described and cites
-   both turns.
+2. Sentences (`said_sentences`): questions, code, greetings, listed alternatives ("Option
+   A: …") and sentences under five words are skipped; discourse lead-ins ("OK, so") are
+   dropped; backticks go. A short settling turn ("Ok, option B then.") is resolved to the
+   option an earlier turn described and cites both turns.
 3. Type: a trained classifier (`sentence_types`, the shared linear text classifier over the
    sentence embedding and its words) labels each sentence with a type of the store's library
    or "none" (not a memory: a proposal left open, an acknowledgement, chatter). The invoker
@@ -287,10 +287,17 @@ _PROSE_HEAD: Final = re.compile(
 )
 
 
+# A listed alternative ("Option A: …", "(B) …", "2) …"): discussion, not a claim; a settling
+# turn cites it ("option B then").
+_OPTION_LINE: Final = re.compile(
+    r"^(?:(?:option|plan|approach|variant)\s+[A-Za-z0-9]\s*[:\-–—]|\(?[A-Za-z0-9]\)\s)", _CUE
+)
+
+
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
-    if sentence.endswith("?") or _CODE.search(sentence):
+    if sentence.endswith("?") or _CODE.search(sentence) or _OPTION_LINE.match(sentence):
         return None
     sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()

@@ -73,6 +73,11 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
     drawers = await derived(stack)
     assert len(drawers) == record.result["drawers_written"] == len(preview.drawers)
     assert sorted(d.content for d in drawers) == sorted(d.content for d in preview.drawers)
+    # The preview shows what compose writes, signatures and speakers included.
+    assert sorted((d.content, d.signature, d.attributes["speaker"]) for d in drawers) == sorted(
+        (d.content, d.signature, d.attributes["speaker"]) for d in preview.drawers
+    )
+    assert any(d.HasField("signature") for d in preview.drawers), "no canonical draft previewed"
     chunk_ids = {
         c.id
         for c in (

@@ -213,6 +213,13 @@ async def test_near_duplicates_return_the_existing_drawer(stack: Stack) -> None:
     assert await stack.count() == 2
 
 
+async def test_a_signature_on_a_direct_drafts_is_refused(stack: Stack) -> None:
+    message = await refused(
+        add(stack, signature=SIGNATURE), grpc.StatusCode.INVALID_ARGUMENT, stack, 0
+    )
+    assert "add_drawer_signed" in message, message
+
+
 async def test_an_ambient_write_that_reads_canonical_is_told_to_sign_it(stack: Stack) -> None:
     ambient = await add(stack)  # a decision, written without a signature
     assert any("add_drawer_signed" in w for w in ambient.warnings), ambient.warnings

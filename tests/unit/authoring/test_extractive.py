@@ -188,6 +188,8 @@ def said(request: ComposeInput) -> list[str]:
         "System: You are a helpful assistant for the project.",
         "The_Engineer: result = search(query)",
         "The_Engineer: def search(query: str) -> list[str]:",
+        "coding-agent: Option A: keep store credit and card refunds side by side with a flag.",
+        "coding-agent: (B) refunds always go to the original card, credit via finance.",
     ],
 )
 def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: str) -> None:
