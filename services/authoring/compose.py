@@ -209,6 +209,7 @@ async def draft_session(
                 c.speaker,
                 c.content,
                 c.occurred_at.ToDatetime() if c.HasField("occurred_at") else None,
+                c.role,
             )
             for c in chunks
         ],

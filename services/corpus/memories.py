@@ -126,6 +126,7 @@ async def add_session(
             content="\n".join(_turn_text(t) for t in arc),
             ordinal=ordinal,
             speaker=arc[0].speaker or arc[0].role,
+            role=arc[0].role,
             chunker_version=SESSION_VERSION,
             attributes=dict(request.attributes),
         )

@@ -10,8 +10,9 @@ How a session becomes drawers:
    spelled: "user", "ASSISTANT", "Maya", "coding-agent", "dana.k"). A chunk that holds a
    pasted transcript is split at its ``Label:`` lines: a role, a speaker of the session, a
    handle ("priya_s", "ops-bot") or a capitalised name, never prose ("Note:"). System and
-   tool lines are skipped. In companion mode only the user's turns are read: the drawers are
-   what the companion remembers about its user, never what it said itself.
+   tool lines are skipped. In companion mode the assistant's turns (an assistant role, or a
+   name sent with one) are not read: the drawers are what the companion remembers about its
+   user and the people they talk with, never what it said itself.
 2. Sentences (`said_sentences`): questions, code, greetings, listed alternatives ("Option
    A: …") and sentences under five words are skipped; discourse lead-ins ("OK, so") are
    dropped; backticks go. A short settling turn ("Ok, option B then.") is resolved to the
@@ -158,6 +159,7 @@ class _Speaker:
     group_singular: bool  # "the team uses" vs "Kyle and company use"
     listener: str  # what "you" becomes: whoever the speaker addresses
     is_user: bool
+    is_assistant: bool = False  # an AI speaking (a role, or a name sent with an AI role)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,21 +209,23 @@ class _Cast:
         handle = " " not in label and _HANDLE.match(label) is not None
         return handle or (label[0].isupper() and not chunk_has_speaker)
 
-    def speaker(self, label: str) -> _Speaker | None:
-        """The subject for `label`, or None when the turn is not read at all."""
-        role = label.strip().lower()
-        if role in _SKIPPED_ROLES:
+    def speaker(self, label: str, role: str = "") -> _Speaker | None:
+        """The subject for `label` (said with `role`, when the turn had one), or None when the
+        turn is not read at all."""
+        named_role = label.strip().lower()
+        if named_role in _SKIPPED_ROLES or role.strip().lower() in _SKIPPED_ROLES:
             return None
         display = normalise_space(label.replace("_", " "))
-        if role in _USER_ROLES or (not role and self._companion):
+        if named_role in _USER_ROLES or (not named_role and self._companion):
             return self._make(
                 label, self._user or "the user", is_user=True, listener="the assistant"
             )
-        if role in _ASSISTANT_ROLES:
+        if named_role in _ASSISTANT_ROLES:
             return self._make(
-                label, "the assistant", is_user=False, listener=self._user or "the user"
-            )
-        if not role:
+                label, "the assistant", is_user=False, listener=self._user or "the user",
+                is_assistant=True,
+            )  # fmt: skip
+        if not named_role:
             return self._make(label, "the team", is_user=False)
         if display.replace(" ", "").isalpha() and display.islower():
             display = display.title()  # "maya" → "Maya"; a handle keeps its spelling
@@ -233,16 +237,25 @@ class _Cast:
             # With named speakers and no name given, whoever speaks first is the user: the
             # convention the corpus tier uses when it bundles named dialogs into arcs.
             is_user = display == self._first_named
-        return self._make(label, display, is_user=is_user)
+        ai = role.strip().lower() in _ASSISTANT_ROLES
+        return self._make(label, display, is_user=is_user, is_assistant=ai)
 
     def _make(
-        self, label: str, name: str, *, is_user: bool, listener: str = "the team"
+        self,
+        label: str,
+        name: str,
+        *,
+        is_user: bool,
+        listener: str = "the team",
+        is_assistant: bool = False,
     ) -> _Speaker:
         label = normalise_space(label)
         if self._companion:
             # A companion's user talks to the companion; "we" is the user and their people.
-            return _Speaker(label, name, f"{name} and company", False, "the companion", is_user)
-        return _Speaker(label, name, "the team", True, listener, is_user)
+            return _Speaker(
+                label, name, f"{name} and company", False, "the companion", is_user, is_assistant
+            )
+        return _Speaker(label, name, "the team", True, listener, is_user, is_assistant)
 
 
 def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
@@ -250,7 +263,8 @@ def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
     lines: list[str] = []
 
     def flush() -> Iterator[_Turn]:
-        speaker = cast.speaker(label)
+        same = normalise_space(label).lower() == normalise_space(chunk.speaker).lower()
+        speaker = cast.speaker(label, chunk.role if same else "")
         text = "\n".join(lines).strip()
         if speaker is not None and text:
             yield _Turn(chunk.chunk_id, speaker, text, chunk.occurred_at)
@@ -466,8 +480,8 @@ def said_sentences(request: ComposeInput) -> list[Said]:
     earlier: list[_Turn] = []
     for chunk in request.chunks:
         for turn in _turns(chunk, cast):
-            if companion and not turn.speaker.is_user:
-                earlier.append(turn)
+            if companion and turn.speaker.is_assistant:
+                earlier.append(turn)  # the companion's own words are never its memories
                 continue
             for raw in split_sentences(turn.text):
                 settled = None if companion else _settled_option(_LEAD_IN.sub("", raw), earlier)

@@ -55,6 +55,7 @@ class ComposeChunk(NamedTuple):
     speaker: str
     content: str
     occurred_at: datetime | None = None
+    role: str = ""  # the first turn's role (user, assistant, …) when the speaker is a name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -469,17 +469,27 @@ def test_companion_mode_has_no_rule_overrides() -> None:
     assert contents(session(line, mode="companion"), NOT_A_MEMORY) == []
 
 
-def test_named_companion_speakers_make_the_first_speaker_the_user_unless_named() -> None:
+def test_companion_mode_reads_the_people_and_never_the_assistant() -> None:
     lines = (
         "Kyle: I prefer quiet cafes over loud bars.",
         "Sly: I prefer to listen more than talk.",
     )
-    assert contents(session(*lines, mode="companion"), "preference") == [
-        "Kyle prefers quiet cafes over loud bars."
+    # Two people talking (a chat export): each is remembered under their own name.
+    assert contents(session(*lines, mode="companion"), "preference", "preference") == [
+        "Kyle prefers quiet cafes over loud bars.",
+        "Sly prefers to listen more than talk.",
     ]
-    assert contents(session(*lines, mode="companion", user_name="Sly"), "preference") == [
-        "Sly prefers to listen more than talk."
-    ]
+    # A name sent with the assistant role is the companion itself: never read.
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk("c1", "Kyle", lines[0], role="user"),
+            ComposeChunk("c2", "Sly", lines[1], role="assistant"),
+        ],
+        prompt_text="",
+        mode="companion",
+    )
+    assert said(request) == ["I prefer quiet cafes over loud bars."]
 
 
 def test_unlabelled_text_takes_the_chunk_speaker_or_the_team() -> None:
