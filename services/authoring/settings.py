@@ -47,7 +47,8 @@ class AuthoringSettings(TierSettings):
         0.95,
         gt=0,
         le=1,
-        description="cosine at or above which a write in the same room and type is a duplicate",
+        description="cosine at or above which a write in the same room and type is checked as "
+        "a duplicate (it is one only when it makes the same claim)",
     )
     max_content_chars: int = Field(600, ge=40, description="longest drawer content (1-3 sentences)")
     min_signature_chars: int = Field(12, ge=4, description="shortest canonical signature phrase")

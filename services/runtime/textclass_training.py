@@ -110,6 +110,45 @@ def validation_accuracy(
     return model.accuracy(texts, vectors, [r.label for r in rows])
 
 
+@dataclass(frozen=True)
+class LabelledSets:
+    """One family of labelled JSONL files and how its classifiers are fitted: where the files
+    are, which key holds the label, each library's labels, and the regression's settings."""
+
+    data_dir: Path
+    label_key: str
+    labels_of: Callable[[str], tuple[str, ...]]
+    l2: float
+    min_term_texts: int
+
+    def files(self, library: str) -> list[Path]:
+        return data_files(library, self.data_dir)
+
+    def load(self, library: str) -> list[LabelledText]:
+        """Every labelled row of a library, checked against its labels."""
+        return load_labelled(
+            self.files(library), label_key=self.label_key, labels=self.labels_of(library)
+        )
+
+    def train(
+        self,
+        library: str,
+        embed: Embed,
+        build: Callable[[tuple[str, ...], Any, Any, int, Mapping[str, Any]], Model],
+    ) -> Model:
+        """Fit the library's classifier on its training rows (validation accuracy in its
+        metadata)."""
+        return train_classifier(
+            self.load(library),
+            self.labels_of(library),
+            embed,
+            files=self.files(library),
+            l2=self.l2,
+            min_term_texts=self.min_term_texts,
+            build=build,
+        )
+
+
 def write_model(document: Mapping[str, Any], path: Path) -> None:
     """A model's JSON document, compact, ending in a newline."""
     path.parent.mkdir(parents=True, exist_ok=True)
