@@ -59,6 +59,7 @@ class EvalOptions:
     scifact_queries: int | None = None  # a stated subset of the test queries (None: all)
     locomo_conversations: int | None = None  # the first N conversations (None: all)
     locomo_authored: bool = True  # also through composed drawers (needs the authoring tier)
+    composer_files: tuple[Path, ...] = ()  # empty: every set in eval/sets/composer
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.sets) - set(SETS))
@@ -84,7 +85,7 @@ def _need(path: Path, what: str) -> Path:
     return path
 
 
-async def _run_composer(say: Callable[[str], None]) -> dict[str, Any]:
+async def _run_composer(files: tuple[Path, ...], say: Callable[[str], None]) -> dict[str, Any]:
     """The composer sets through the offline extractive invoker, in this process: it is the
     authoring tier's default composer, deterministic, and needs only the bundled model."""
     import numpy as np
@@ -101,7 +102,7 @@ async def _run_composer(say: Callable[[str], None]) -> dict[str, Any]:
 
     invoker = ExtractiveInvoker(embed)
     return await run_composer_sets(
-        invoker.compose, f"{invoker.name} ({invoker.model}), in-process", progress=say
+        invoker.compose, f"{invoker.name} ({invoker.model}), in-process", files, progress=say
     )
 
 
@@ -163,7 +164,7 @@ async def run_eval(
             progress=say,
         )
     if "composer" in options.sets:
-        sets["composer"] = await _run_composer(say)
+        sets["composer"] = await _run_composer(options.composer_files, say)
     results: Results = {
         "version": 1,
         "started_at": started_at.isoformat(),

@@ -15,6 +15,9 @@ from services.evaluation.target import EvalTargetError, GrpcTarget
 from tests.evaluation.tiny import write_tiny_data
 from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
+# The sets asked of the target (the composer sets run in-process whatever the target).
+TARGET_SETS = ("thesis", "scifact", "locomo")
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -26,6 +29,7 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
     data = write_tiny_data(tmp_path / "data")
     target = GrpcTarget(f"127.0.0.1:{api.app.state.grpc_port}", ADMIN_TOKEN)
     options = EvalOptions(
+        sets=TARGET_SETS,
         data_dir=data,
         thesis_files=(data / "tiny_thesis.json",),
         out_root=tmp_path / "results",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from engram.v1 import authoring_pb2
 
+from services.evaluation.composer import COMPOSER_DIR
 from services.evaluation.inprocess import InProcessTarget
 from services.evaluation.run import EvalOptions, run_eval
 from services.evaluation.target import EvalTargetError
@@ -24,12 +25,16 @@ async def test_tiny_eval_in_process_scores_every_set(tmp_path: Path) -> None:
             thesis_files=(data / "tiny_thesis.json",),
             out_root=tmp_path / "out",
             locomo_authored=False,
+            composer_files=(COMPOSER_DIR / "default_b.json",),
         )
         results, report = await run_eval(target, options, progress=lambda _: None)
         with pytest.raises(EvalTargetError, match="authoring tier"):
             await target.compose("any", authoring_pb2.ComposeRequest())
     finally:
         await target.aclose()
+    composer = results["sets"]["composer"]["files"]["default_b"]
+    assert composer["sessions"] == 12 and composer["parse_problems"] == 0, composer
+    assert "Composer sets" in report.read_text()
     thesis = results["sets"]["thesis"]["tiny_thesis"]["rankers"]
     assert thesis["full"]["silence_accuracy"] == 1.0, thesis["full"]
     assert thesis["full"]["right_at_1"] == 1.0, "the live decision wins every topical query"
