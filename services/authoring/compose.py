@@ -468,6 +468,26 @@ async def writes_for(
 # ---------------------------------------------------------------- dry run, walkback
 
 
+def _preview(drawer: common_pb2.Drawer) -> authoring_pb2.DrawerDraft:
+    """A drawer compose would write, as the draft a dry run shows (its signature included)."""
+    draft = authoring_pb2.DrawerDraft(
+        content=drawer.content,
+        memory_type=drawer.memory_type,
+        pin_status=drawer.pin_status,
+        wing=drawer.wing,
+        room=drawer.room,
+        topic=drawer.topic,
+        added_by=drawer.added_by,
+        derived_from=list(drawer.derived_from),
+        attributes=dict(drawer.attributes),
+    )
+    if drawer.HasField("confidence"):
+        draft.confidence = drawer.confidence
+    if drawer.HasField("signature"):
+        draft.signature = drawer.signature
+    return draft
+
+
 async def dry_run(
     deps: AuthoringDeps, request: authoring_pb2.DryRunRequest
 ) -> authoring_pb2.DryRunResponse:
@@ -482,22 +502,7 @@ async def dry_run(
             deps, store, invoker, prompt, request.session_id, allow_new_wing=request.allow_new_wing
         )
     return authoring_pb2.DryRunResponse(
-        drawers=[
-            authoring_pb2.DrawerDraft(
-                content=d.content,
-                memory_type=d.memory_type,
-                pin_status=d.pin_status,
-                wing=d.wing,
-                room=d.room,
-                topic=d.topic,
-                added_by=d.added_by,
-                derived_from=list(d.derived_from),
-                attributes=dict(d.attributes),
-                **({"confidence": d.confidence} if d.HasField("confidence") else {}),
-                **({"signature": d.signature} if d.HasField("signature") else {}),
-            )
-            for d in drafts.drawers
-        ],
+        drawers=[_preview(d) for d in drafts.drawers],
         rejected=drafts.rejected,
         prompt_version=prompt.version,
         invoker=invoker.name,
