@@ -131,6 +131,18 @@ class LinearTextClassifier:
         }
 
 
+def learned_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The learned parts of a model document (`weights_json`'s inverse), as keyword
+    arguments for a `LinearTextClassifier` subclass."""
+    return {
+        "vocabulary": tuple(data["vocabulary"]),
+        "weights": np.asarray(data["weights"], dtype=np.float64),
+        "bias": np.asarray(data["bias"], dtype=np.float64),
+        "dimension": int(data["dimension"]),
+        "metadata": dict(data.get("metadata", {})),
+    }
+
+
 def fit_softmax(
     features: npt.NDArray[np.float64],
     labels: Sequence[int],

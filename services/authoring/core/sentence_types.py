@@ -19,10 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-import numpy as np
-
 from services.retrieval.core.constants import COMPANION_MODE, COMPANION_TYPES, V2_TYPES
-from services.runtime.textclass import LinearTextClassifier
+from services.runtime.textclass import LinearTextClassifier, learned_from_json
 
 MODEL_DIR: Final = Path(__file__).with_name("type_models")
 NOT_A_MEMORY: Final = "none"
@@ -50,11 +48,7 @@ class SentenceTypeModel(LinearTextClassifier):
         return cls(
             library=str(data["library"]),
             labels=tuple(data["labels"]),
-            vocabulary=tuple(data["vocabulary"]),
-            weights=np.asarray(data["weights"], dtype=np.float64),
-            bias=np.asarray(data["bias"], dtype=np.float64),
-            dimension=int(data["dimension"]),
-            metadata=dict(data.get("metadata", {})),
+            **learned_from_json(data),
         )
 
 

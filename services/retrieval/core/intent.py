@@ -29,10 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
-from services.runtime.textclass import LinearTextClassifier, Vector
+from services.runtime.textclass import LinearTextClassifier, Vector, learned_from_json
 
 MODEL_DIR = Path(__file__).with_name("intent_models")
 
@@ -87,11 +85,7 @@ class IntentModel(LinearTextClassifier):
         return cls(
             library=str(data["library"]),
             labels=tuple(data["intents"]),
-            vocabulary=tuple(data["vocabulary"]),
-            weights=np.asarray(data["weights"], dtype=np.float64),
-            bias=np.asarray(data["bias"], dtype=np.float64),
-            dimension=int(data["dimension"]),
-            metadata=dict(data.get("metadata", {})),
+            **learned_from_json(data),
         )
 
 
