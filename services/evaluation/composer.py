@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from services.authoring.core import ComposeChunk, ComposeInput, DraftProposal, parse_output
+from services.authoring.core.rules import CANONICAL_TYPES
 
-CANONICAL = frozenset({"decision", "directive"})
 Compose = Callable[[ComposeInput], Awaitable[str]]
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|mine|we|we're|we've|our|us)\b")
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -169,10 +169,10 @@ def score_session(session: ComposerSession, drafts: Sequence[DraftProposal], tal
     for draft, turns in zip(drafts, cited, strict=True):
         tally.useful += any(turns & set(e.turns) for e in session.expected)
         tally.clean += is_clean(draft, speakers)
-        if draft.memory_type in CANONICAL:
+        if draft.memory_type in CANONICAL_TYPES:
             tally.canonical_drafts += 1
             tally.canonical_right += any(
-                turns & set(e.turns) for e in session.expected if e.type in CANONICAL
+                turns & set(e.turns) for e in session.expected if e.type in CANONICAL_TYPES
             )
         if draft.signature:
             tally.signed += 1
@@ -183,9 +183,9 @@ def score_session(session: ComposerSession, drafts: Sequence[DraftProposal], tal
     for expected in session.expected:
         covering = [i for i, turns in enumerate(cited) if turns & set(expected.turns)]
         tally.covered += bool(covering)
-        if expected.type in CANONICAL:
+        if expected.type in CANONICAL_TYPES:
             tally.canonical_expected += 1
-            tally.canonical_found += any(drafts[i].memory_type in CANONICAL for i in covering)
+            tally.canonical_found += any(drafts[i].memory_type in CANONICAL_TYPES for i in covering)
         free = [i for i in covering if i not in used]
         if not free:
             continue

@@ -48,6 +48,8 @@ _NEGATIONS: Final = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot"}
 )
 _NEGATED_CONTRACTION: Final = re.compile(r"^(?P<stem>\w+)n['’]t$")
+# Stems of "can't", "won't", "don't" … that carry no claim of their own beside the "not".
+_EMPTY_NEGATED: Final = _FUNCTION_WORDS | {"ca", "wo"}
 _SUFFIXES: Final = ("ing", "ed", "es", "s", "e")
 
 
@@ -88,7 +90,7 @@ def claim_terms(text: str) -> list[tuple[str, str]]:
             word = word[:-2]
         negated = _NEGATED_CONTRACTION.match(word)
         if negated is not None or word in _NEGATIONS:
-            if negated is not None and negated.group("stem") not in _FUNCTION_WORDS | {"ca", "wo"}:
+            if negated is not None and negated.group("stem") not in _EMPTY_NEGATED:
                 terms.append((_stem(negated.group("stem")), surface))
             terms.append(("not", surface))
             continue

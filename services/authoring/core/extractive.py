@@ -58,11 +58,16 @@ from services.authoring.core._text import (
     third_person,
 )
 from services.authoring.core.invoker import ComposeChunk, ComposeInput, DraftProposal
-from services.authoring.core.rules import DEFAULT_DRAFT_RULES, DraftRules, room_problem, slugify
+from services.authoring.core.rules import (
+    CANONICAL_TYPES,
+    DEFAULT_DRAFT_RULES,
+    DraftRules,
+    library_of,
+    room_problem,
+    slugify,
+)
 from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
-from services.retrieval.core.constants import COMPANION_MODE, MODES, PIN_ACTIVE
-from services.retrieval.core.library import library_for
-from services.runtime.errors import InvalidInput
+from services.retrieval.core.constants import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
 EXTRACTIVE_MODEL: Final = "extractive-v2"  # bump when the rules below change what is emitted
@@ -70,7 +75,6 @@ EXTRACTIVE_MODEL: Final = "extractive-v2"  # bump when the rules below change wh
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
 
-CANONICAL_TYPES: Final = frozenset({"decision", "directive"})
 _MIN_WORDS: Final = 5
 
 _USER_ROLES: Final = frozenset({"user", "human", "customer"})
@@ -158,7 +162,6 @@ class _Speaker:
     group: str  # what "we" becomes: "the team", or "Kyle and company"
     group_singular: bool  # "the team uses" vs "Kyle and company use"
     listener: str  # what "you" becomes: whoever the speaker addresses
-    is_user: bool
     is_assistant: bool = False  # an AI speaking (a role, or a name sent with an AI role)
 
 
@@ -180,7 +183,6 @@ class _Cast:
     def __init__(self, request: ComposeInput) -> None:
         self._companion = request.mode == COMPANION_MODE
         self._user = normalise_space(request.user_name.replace("_", " "))
-        self._first_named: str | None = None
         # The session's own speakers (the chunks' labels): a line headed by one is a turn.
         heads = (
             _LABEL.match(c.content.lstrip().partition("\n")[0])
@@ -217,35 +219,23 @@ class _Cast:
             return None
         display = normalise_space(label.replace("_", " "))
         if named_role in _USER_ROLES or (not named_role and self._companion):
-            return self._make(
-                label, self._user or "the user", is_user=True, listener="the assistant"
-            )
+            return self._make(label, self._user or "the user", listener="the assistant")
         if named_role in _ASSISTANT_ROLES:
             return self._make(
-                label, "the assistant", is_user=False, listener=self._user or "the user",
-                is_assistant=True,
-            )  # fmt: skip
+                label, "the assistant", listener=self._user or "the user", is_assistant=True
+            )
         if not named_role:
-            return self._make(label, "the team", is_user=False)
+            return self._make(label, "the team")
         if display.replace(" ", "").isalpha() and display.islower():
             display = display.title()  # "maya" → "Maya"; a handle keeps its spelling
-        if self._first_named is None:
-            self._first_named = display
-        if self._user:
-            is_user = display.lower() == self._user.lower()
-        else:
-            # With named speakers and no name given, whoever speaks first is the user: the
-            # convention the corpus tier uses when it bundles named dialogs into arcs.
-            is_user = display == self._first_named
         ai = role.strip().lower() in _ASSISTANT_ROLES
-        return self._make(label, display, is_user=is_user, is_assistant=ai)
+        return self._make(label, display, is_assistant=ai)
 
     def _make(
         self,
         label: str,
         name: str,
         *,
-        is_user: bool,
         listener: str = "the team",
         is_assistant: bool = False,
     ) -> _Speaker:
@@ -253,9 +243,9 @@ class _Cast:
         if self._companion:
             # A companion's user talks to the companion; "we" is the user and their people.
             return _Speaker(
-                label, name, f"{name} and company", False, "the companion", is_user, is_assistant
+                label, name, f"{name} and company", False, "the companion", is_assistant
             )
-        return _Speaker(label, name, "the team", True, listener, is_user, is_assistant)
+        return _Speaker(label, name, "the team", True, listener, is_assistant)
 
 
 def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
@@ -303,8 +293,9 @@ _PROSE_HEAD: Final = re.compile(
 
 # A listed alternative ("Option A: …", "(B) …", "2) …"): discussion, not a claim; a settling
 # turn cites it ("option B then").
+_OPTION_WORD: Final = r"(?:option|plan|approach|variant)"
 _OPTION_LINE: Final = re.compile(
-    r"^(?:(?:option|plan|approach|variant)\s+[A-Za-z0-9]\s*[:\-–—]|\(?[A-Za-z0-9]\)\s)", _CUE
+    rf"^(?:{_OPTION_WORD}\s+[A-Za-z0-9]\s*[:\-–—]|\(?[A-Za-z0-9]\)\s)", _CUE
 )
 
 
@@ -435,9 +426,7 @@ class Said:
 
 
 # "option B", "plan 2", "(b)": a named alternative, in a settling turn or where it is described.
-_OPTION_REF: Final = re.compile(
-    r"\b(?:option|plan|approach|variant)\s+(?P<key>[A-Za-z0-9])\b", _CUE
-)
+_OPTION_REF: Final = re.compile(rf"\b{_OPTION_WORD}\s+(?P<key>[A-Za-z0-9])\b", _CUE)
 _SETTLING_MAX_WORDS: Final = 10
 
 
@@ -517,8 +506,7 @@ def extract_drafts(
 ) -> list[DraftProposal]:
     """The drafts of one session, given each said sentence's type (`NOT_A_MEMORY` or a type
     outside the library: no drawer), in the order they were said."""
-    _check_mode(request.mode)
-    library = library_for(request.mode)
+    library = library_of(request.mode)
     said = said_sentences(request) if said is None else said
     if len(types) != len(said):
         raise ValueError(f"{len(types)} types for {len(said)} said sentences")
@@ -576,21 +564,11 @@ async def compose_json(
     request: ComposeInput, embed: Embed, *, rules: DraftRules = DEFAULT_DRAFT_RULES
 ) -> str:
     """The extractive drafts of `request` as output-schema JSON text."""
-    _check_mode(request.mode)
+    library_of(request.mode)  # an unknown mode is refused before the embedder is called
     said = said_sentences(request)
     types = await type_sentences(request, said, embed)
     drafts = extract_drafts(request, types, said=said, rules=rules)
     return json.dumps({"drawers": [d.to_json() for d in drafts]}, ensure_ascii=False, indent=2)
-
-
-def _check_mode(mode: str) -> None:
-    """Refuse an unknown mode before any work (InvalidInput, field "mode")."""
-    try:
-        library_for(mode)
-    except ValueError:
-        raise InvalidInput(
-            f"unknown deployment mode {mode!r}: expected {' or '.join(MODES)}", field="mode"
-        ) from None
 
 
 class ExtractiveInvoker:

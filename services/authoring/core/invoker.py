@@ -35,9 +35,8 @@ from datetime import datetime
 from typing import Final, NamedTuple, Protocol, runtime_checkable
 
 from services.authoring.core._text import normalise_space
-from services.authoring.core.rules import DraftInput
-from services.retrieval.core.constants import DEFAULT_MODE, MODES, PIN_ACTIVE, PIN_STATUSES
-from services.retrieval.core.library import library_for
+from services.authoring.core.rules import DraftInput, library_of
+from services.retrieval.core.constants import DEFAULT_MODE, PIN_ACTIVE, PIN_STATUSES
 from services.runtime.errors import InvalidInput
 
 
@@ -290,12 +289,7 @@ def parse_output(text: str, *, mode: str, chunk_ids: Collection[str] | None = No
 
     With `chunk_ids` (the session's), citations of other chunks are dropped as invented.
     """
-    try:
-        library = library_for(mode)
-    except ValueError:
-        raise InvalidInput(
-            f"unknown deployment mode {mode!r}: expected {' or '.join(MODES)}", field="mode"
-        ) from None
+    library = library_of(mode)
     proposals = [_proposal(index, item) for index, item in enumerate(_drawer_items(_load(text)), 1)]
     drafts: list[DraftProposal] = []
     problems: list[str] = []

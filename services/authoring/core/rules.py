@@ -196,7 +196,8 @@ def room_problem(room: str, wing: str | None = None) -> str | None:
     return None
 
 
-def _library(mode: str) -> TypeLibrary:
+def library_of(mode: str) -> TypeLibrary:
+    """The store mode's type library; an unknown mode is InvalidInput on field "mode"."""
     try:
         return library_for(mode)
     except ValueError:
@@ -337,7 +338,7 @@ def validate_draft(
     `signed` says which HEAVY-SPLIT operation is writing (add_drawer_signed or add_drawer).
     Raises PermissionDenied or InvalidInput naming the field; returns soft warnings.
     """
-    library = _library(mode)
+    library = library_of(mode)
     caller = _check_scope(tier, policy)
     _check_content(draft.content, rules)
     _check_type(draft.memory_type, mode, library)
@@ -447,29 +448,21 @@ def _first_person_count(text: str) -> int:
     return count
 
 
+def _subject_count(text: str) -> int:
+    """How many times `text` names someone: roles and groups, agent handles, names doing
+    something (a capitalised sentence opener like "The" or "When" is not a name)."""
+    named = sum(
+        1
+        for m in _NAMED_ACTOR.finditer(text)
+        if m.group(0).split()[0].lower().rstrip("'’s") not in _SENTENCE_START_WORDS
+    )
+    return len(_ROLE_SUBJECT.findall(text)) + len(_AGENT_HANDLE.findall(text)) + named
+
+
 def names_someone(text: str) -> bool:
     """Whether `text` says who it is about: a role or group ("the payments team"), an
     agent's handle, a name doing something ("Maya decided") or its possessive, a pronoun."""
-    if _ROLE_SUBJECT.search(text) or _AGENT_HANDLE.search(text):
-        return True
-    for match in _NAMED_ACTOR.finditer(text):
-        head = match.group(0).split()[0].lower().rstrip("'’s")
-        if head not in _SENTENCE_START_WORDS:
-            return True
-    return False
-
-
-def _subject_count(text: str) -> int:
-    """How many times `text` names someone (for the first- vs third-person comparison)."""
-    return (
-        len(_ROLE_SUBJECT.findall(text))
-        + len(_AGENT_HANDLE.findall(text))
-        + sum(
-            1
-            for m in _NAMED_ACTOR.finditer(text)
-            if m.group(0).split()[0].lower().rstrip("'’s") not in _SENTENCE_START_WORDS
-        )
-    )
+    return _subject_count(text) > 0
 
 
 def signing_hint(content: str, memory_type: str, *, signed: bool) -> str | None:
@@ -508,7 +501,7 @@ def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> 
             "content reads as a first-person transcript: frame it in the third person and "
             "name who it is about (e.g. 'Kyle prefers tea over coffee.')"
         )
-    elif not names_someone(content):
+    elif third == 0:
         warnings.append(
             "content does not say who: name the person or agent the memory is about "
             "(e.g. 'The Architect decided that …')"
