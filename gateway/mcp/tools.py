@@ -382,9 +382,9 @@ def build_tools(
             request=corpus_pb2.SearchSourceRequest,
             required=("query",),
             description=_describe(
-                "Search synced source files (code and docs) by similarity only: a separate "
-                "surface from memories, answering 'where is this in the source', with paths "
-                "and line ranges.",
+                "Search synced source files (code and docs): a separate surface from "
+                "memories, answering 'where is this in the source', with paths and line "
+                "ranges. Set hybrid to also match identifiers and file names by keyword.",
                 _STORE_ARG,
             ),
         ),

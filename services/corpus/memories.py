@@ -9,20 +9,13 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-import numpy as np
 from engram.v1 import common_pb2, corpus_pb2
 
 from services.corpus.store import CorpusStore
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import InvalidInput, NotFound
-from services.runtime.fts import KeywordHits
-from services.runtime.fusion import (
-    KEYWORD_BOOST,
-    fused_relevance,
-    keyword_evidence,
-    keyword_scale,
-)
+from services.runtime.fusion import FusedHit
 from services.runtime.paging import page_offset, page_token
 from services.runtime.queries import check_query_text, result_limit
 
@@ -151,40 +144,30 @@ async def search_raw(
     check_query_text(request.query)
     limit = result_limit(request.n_results, default=10, maximum=200)
     vector = await embedder.embed_query(request.query)
-    filters = {
+    scope = {
         "session_id": request.session_id,
         "origin_kind": request.origin_kind,
         "file_id": request.file_id,
     }
-    depth = max(limit, RAW_CANDIDATE_DEPTH) if request.hybrid else limit
-    hits = dict(await asyncio.to_thread(store.raw.search, vector, limit=depth, **filters))
-    keyword = KeywordHits()
     if request.hybrid:
-        allowed = store.raw.allowed_ids(**filters)
-        keyword = store.raw.collection.keyword_search(
-            request.query, limit=depth, allowed_ids=allowed
+        depth = max(limit, RAW_CANDIDATE_DEPTH)
+        hits = await asyncio.to_thread(
+            store.raw.search_fused, vector, request.query, limit=limit, depth=depth, **scope
         )
-        missing = [hit.id for hit in keyword.hits if hit.id not in hits]
-        for chunk_id_, stored in store.raw.collection.vectors_of(missing).items():
-            hits[chunk_id_] = float(np.dot(stored, vector))
-    bm25 = {hit.id: hit.score for hit in keyword.hits}
-    scale = keyword_scale(bm25.values(), keyword.reference)
-
-    def score(chunk: str, similarity: float) -> float:
-        if chunk not in bm25:
-            return similarity
-        evidence = keyword_evidence(bm25[chunk], scale)
-        return fused_relevance(similarity, evidence) + KEYWORD_BOOST
-
-    scored = sorted(
-        ((i, score(i, s), s) for i, s in hits.items()), key=lambda item: (-item[1], item[0])
-    )[:limit]
-    chunks = {c.id: c for c in store.raw.get([i for i, _, _ in scored])}
+    else:
+        dense = await asyncio.to_thread(store.raw.search, vector, limit=limit, **scope)
+        hits = [FusedHit(i, similarity, similarity, False) for i, similarity in dense]
+    chunks = {c.id: c for c in store.raw.get([hit.id for hit in hits])}
     return corpus_pb2.SearchRawResponse(
         results=[
-            corpus_pb2.RawHit(chunk=chunks[i], score=value, similarity=sim, keyword_hit=i in bm25)
-            for i, value, sim in scored
-            if i in chunks
+            corpus_pb2.RawHit(
+                chunk=chunks[hit.id],
+                score=hit.score,
+                similarity=hit.similarity,
+                keyword_hit=hit.keyword_hit,
+            )
+            for hit in hits
+            if hit.id in chunks
         ]
     )
 

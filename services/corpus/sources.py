@@ -1,5 +1,5 @@
 """Source chunks: sync a source set (uploaded files or an operator-allowed server-side root)
-by content hash, and search it by similarity only."""
+by content hash, and search it by similarity or by fused relevance (`hybrid`)."""
 
 from __future__ import annotations
 
@@ -122,24 +122,47 @@ async def sync_source(
     )
 
 
+# Candidates per retriever for a hybrid source search (as for raw chunks).
+SOURCE_CANDIDATE_DEPTH = 50
+
+
 async def search_source(
     store: CorpusStore, embedder: EmbedderClient, request: corpus_pb2.SearchSourceRequest
 ) -> corpus_pb2.SearchSourceResponse:
-    """Similarity only: source chunks are reference material, never scored like drawers."""
+    """Similarity search over source chunks; with `hybrid`, both retrievers gather
+    `SOURCE_CANDIDATE_DEPTH` candidates ranked by fused relevance (`services.runtime.fusion`).
+    Source chunks are reference material, never scored like drawers."""
     check_query_text(request.query)
     limit = result_limit(request.n_results, default=10, maximum=100)
     vector = await embedder.embed_query(request.query)
-    hits = await asyncio.to_thread(store.source.search, vector, limit=limit, source=request.source)
+    if request.hybrid:
+        depth = max(limit, SOURCE_CANDIDATE_DEPTH)
+        hits = await asyncio.to_thread(
+            store.source.search_fused,
+            vector,
+            request.query,
+            limit=limit,
+            depth=depth,
+            source=request.source,
+        )
+    else:
+        hits = await asyncio.to_thread(
+            store.source.search, vector, limit=limit, source=request.source
+        )
+    chunks = await asyncio.to_thread(store.source.get, [hit.id for hit in hits])
     return corpus_pb2.SearchSourceResponse(
         results=[
             corpus_pb2.SourceHit(
-                path=chunk.path,
-                content=chunk.content,
-                line_start=chunk.line_start,
-                line_end=chunk.line_end,
-                similarity=score,
-                source=chunk.source,
+                path=chunks[hit.id].path,
+                content=chunks[hit.id].content,
+                line_start=chunks[hit.id].line_start,
+                line_end=chunks[hit.id].line_end,
+                similarity=hit.similarity,
+                source=chunks[hit.id].source,
+                score=hit.score,
+                keyword_hit=hit.keyword_hit,
             )
-            for chunk, score in hits
+            for hit in hits
+            if hit.id in chunks
         ]
     )

@@ -34,7 +34,8 @@ Decisions (docs/decisions/0011-relevance-fusion.md has the measurements):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 # The seed's keyword boost: a keyword hit gains this after scoring, additive and small (enough
@@ -77,3 +78,35 @@ def keyword_coverage(score: float | None, reference: float) -> float:
 def fused_relevance(cosine: float, evidence: float) -> float:
     """Cosine plus the weighted keyword evidence."""
     return cosine + KEYWORD_EVIDENCE_WEIGHT * evidence
+
+
+@dataclass(frozen=True)
+class FusedHit:
+    """One candidate of a fused search (raw chunks, source chunks): what ranked it and why."""
+
+    id: str
+    score: float  # fused relevance plus the keyword boost (the cosine alone for a vector-only hit)
+    similarity: float
+    keyword_hit: bool
+
+
+def fuse_hits(
+    similarities: Mapping[str, float], bm25: Mapping[str, float], reference: float, limit: int
+) -> list[FusedHit]:
+    """Rank the union of both retrievers' candidates by fused relevance, best first, ties by id.
+
+    `similarities` must hold every candidate's cosine (keyword-only hits included: the caller
+    reads their vectors); `bm25` the keyword scores of the query's keyword hits.
+    """
+    scale = keyword_scale(bm25.values(), reference)
+
+    def fused(candidate: str, similarity: float) -> FusedHit:
+        score = bm25.get(candidate)
+        if score is None:
+            return FusedHit(candidate, similarity, similarity, False)
+        relevance = fused_relevance(similarity, keyword_evidence(score, scale))
+        return FusedHit(candidate, relevance + KEYWORD_BOOST, similarity, True)
+
+    hits = [fused(candidate, similarity) for candidate, similarity in similarities.items()]
+    hits.sort(key=lambda hit: (-hit.score, hit.id))
+    return hits[: max(0, limit)]

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from services.runtime.fts import FtsIndex, KeywordHits
+from services.runtime.fusion import FusedHit, fuse_hits
 from services.runtime.vectorstore import Filter, VectorHit, VectorPoint, VectorStore
 
 logger = logging.getLogger(__name__)
@@ -151,6 +152,28 @@ class HybridCollection:
         return self.vectors.search(
             self.collection, vector, limit=limit, flt=flt, exact=exact, with_vectors=with_vectors
         )
+
+    def search_fused(
+        self,
+        vector: npt.NDArray[np.float32],
+        text: str,
+        *,
+        limit: int,
+        depth: int,
+        flt: Filter | None = None,
+        allowed_ids: Sequence[str] | None = None,
+    ) -> list[FusedHit]:
+        """The `depth` best of each engine, ranked together by fused relevance
+        (`fusion.fuse_hits`). A keyword-only hit's cosine is read from its stored vector.
+        `flt` and `allowed_ids` must select the same points (one per engine). Reads take no
+        lock, like every read here: a point written meanwhile may be seen by one engine only."""
+        dense = {h.id: h.score for h in self.search(vector, limit=depth, flt=flt, exact=True)}
+        keyword = self.keyword_search(text, limit=depth, allowed_ids=allowed_ids)
+        missing = [hit.id for hit in keyword.hits if hit.id not in dense]
+        for point_id, stored in self.vectors_of(missing).items():
+            dense[point_id] = float(np.dot(stored, vector))
+        bm25 = {hit.id: hit.score for hit in keyword.hits if hit.id in dense}
+        return fuse_hits(dense, bm25, keyword.reference, limit)
 
     def keyword_search(
         self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None

@@ -44,21 +44,23 @@ class CorpusStore:
         vectors = open_vector_store(
             backend, path=root / "vectors", url=qdrant_url, api_key=qdrant_api_key
         )
-        keywords = FtsIndex(root / "raw_keywords.sqlite", columns=("content",))
+        raw_keywords = FtsIndex(root / "raw_keywords.sqlite", columns=("content",))
+        source_keywords = FtsIndex(root / "source_keywords.sqlite", columns=("path", "content"))
         # One Qdrant server holds every store: there the collection names carry the store.
         prefix = "" if backend == "edge" else f"engram_{root.name.replace('.', '_')}_"
         return cls(
             root=root,
             catalog=Catalog(root / "catalog.sqlite"),
             blobs=BlobStore(root / "_corpus"),
-            raw=RawStore(vectors, keywords, dimension, f"{prefix}raw"),
-            source=SourceStore(vectors, dimension, f"{prefix}source"),
+            raw=RawStore(vectors, raw_keywords, dimension, f"{prefix}raw"),
+            source=SourceStore(vectors, source_keywords, dimension, f"{prefix}source"),
             vectors=vectors,
             lock=threading.RLock(),
         )
 
     def close(self) -> None:
         self.raw.close()
+        self.source.close()
         self.catalog.close()
         self.vectors.close()
 

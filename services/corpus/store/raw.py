@@ -20,6 +20,7 @@ from engram.v1 import common_pb2
 from google.protobuf import json_format
 
 from services.runtime.fts import FtsIndex
+from services.runtime.fusion import FusedHit
 from services.runtime.hybrid import HybridCollection
 from services.runtime.vectorstore import FieldEquals, Filter, VectorPoint, VectorStore
 
@@ -192,21 +193,35 @@ class RawStore:
         origin_kind: str = "",
         file_id: str = "",
     ) -> list[tuple[str, float]]:
-        conditions = [
-            FieldEquals(key, value)
-            for key, value in (
-                ("session_id", session_id),
-                ("origin_kind", origin_kind),
-                ("file_id", file_id),
-            )
-            if value
-        ]
-        hits = self.collection.search(
-            vector, limit=limit, flt=Filter(must=conditions) if conditions else None, exact=True
-        )
+        """Similarity only: (chunk id, cosine), best first."""
+        flt = _scope_filter(session_id=session_id, origin_kind=origin_kind, file_id=file_id)
+        hits = self.collection.search(vector, limit=limit, flt=flt, exact=True)
         return [(h.id, h.score) for h in hits]
 
-    def allowed_ids(
+    def search_fused(
+        self,
+        vector: npt.NDArray[np.float32],
+        text: str,
+        *,
+        limit: int,
+        depth: int,
+        session_id: str = "",
+        origin_kind: str = "",
+        file_id: str = "",
+    ) -> list[FusedHit]:
+        """Both retrievers, `depth` candidates each, ranked by fused relevance."""
+        return self.collection.search_fused(
+            vector,
+            text,
+            limit=limit,
+            depth=depth,
+            flt=_scope_filter(session_id=session_id, origin_kind=origin_kind, file_id=file_id),
+            allowed_ids=self._allowed_ids(
+                session_id=session_id, origin_kind=origin_kind, file_id=file_id
+            ),
+        )
+
+    def _allowed_ids(
         self, *, session_id: str = "", origin_kind: str = "", file_id: str = ""
     ) -> list[str] | None:
         if not (session_id or origin_kind or file_id):
@@ -221,6 +236,19 @@ class RawStore:
 
     def close(self) -> None:
         self.collection.close()
+
+
+def _scope_filter(*, session_id: str, origin_kind: str, file_id: str) -> Filter | None:
+    conditions = [
+        FieldEquals(key, value)
+        for key, value in (
+            ("session_id", session_id),
+            ("origin_kind", origin_kind),
+            ("file_id", file_id),
+        )
+        if value
+    ]
+    return Filter(must=conditions) if conditions else None
 
 
 def _order(meta: ChunkMeta) -> tuple[int, str]:

@@ -1,5 +1,6 @@
-"""Source chunks: a separate, similarity-only collection (code and reference documents). It
-never enters the drawer pool and is never scored.
+"""Source chunks: a separate collection (code and reference documents), searched by similarity
+or by the same fusion of cosine and keyword evidence as raw memories. It never enters the
+drawer pool and is never scored like drawers.
 
 `sync` reconciles a source set by content hash: a chunk's id is derived from the source name,
 the file path, the chunk's content hash and its occurrence, so an unchanged chunk keeps its id
@@ -10,13 +11,16 @@ no longer produced are deleted.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from services.runtime.fts import FtsIndex
+from services.runtime.fusion import FusedHit
+from services.runtime.hybrid import HybridCollection
 from services.runtime.vectorstore import FieldEquals, Filter, VectorPoint, VectorStore
 
 COLLECTION = "source"
@@ -68,25 +72,31 @@ def source_chunk_id(chunk: SourceChunk, occurrence: int) -> str:
     return f"s_{hashlib.sha256(key.encode()).hexdigest()[:24]}"
 
 
+def _keyword_row(chunk_id: str, payload: Mapping[str, Any]) -> dict[str, str]:
+    return {"id": chunk_id, "path": payload.get("path", ""), "content": payload.get("content", "")}
+
+
 class SourceStore:
-    """The source-chunk collection of one store."""
+    """The source-chunk collection of one store: vectors in Qdrant, keywords (path and content)
+    in an FTS5 sidecar written in step (`HybridCollection`). A sidecar that is missing or
+    behind (a store written before it existed) is rebuilt from the payloads on open."""
 
-    def __init__(self, vectors: VectorStore, dimension: int, collection: str = COLLECTION) -> None:
-        self._vectors = vectors
-        self._collection = collection
-        vectors.ensure_collection(collection, dimension)
+    def __init__(
+        self,
+        vectors: VectorStore,
+        keywords: FtsIndex,
+        dimension: int,
+        collection: str = COLLECTION,
+    ) -> None:
+        self.collection = HybridCollection(
+            vectors, collection, dimension, keywords=keywords, keyword_row=_keyword_row
+        )
+        payloads, _ = self.collection.reconcile()
+        # chunk id -> its source set: scopes keyword search and finds a set's chunks on sync.
+        self._source_of = {i: str(p.get("source", "")) for i, p in payloads.items()}
 
-    def _ids_of(self, source: str) -> set[str]:
-        ids: set[str] = set()
-        offset: str | None = None
-        flt = Filter(must=[FieldEquals("source", source)])
-        while True:
-            points, offset = self._vectors.scroll(
-                self._collection, flt=flt, limit=1024, offset=offset
-            )
-            ids.update(p.id for p in points)
-            if offset is None:
-                return ids
+    def _ids_of(self, source: str) -> list[str]:
+        return [i for i, s in self._source_of.items() if s == source]
 
     async def sync(
         self, source: str, chunks: Sequence[SourceChunk], files_seen: int, embed: Embed
@@ -99,17 +109,19 @@ class SourceStore:
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
             wanted[source_chunk_id(chunk, occurrence)] = chunk
-        existing = self._ids_of(source)
+        existing = set(self._ids_of(source))
         new_ids = [i for i in wanted if i not in existing]
         stale = sorted(existing - wanted.keys())
-        if new_ids:
-            vectors = await embed([wanted[i].content for i in new_ids])
-            self._vectors.upsert(
-                self._collection,
-                [VectorPoint(i, vectors[n], _payload(wanted[i])) for n, i in enumerate(new_ids)],
-            )
-        if stale:
-            self._vectors.delete(self._collection, stale)
+        vectors = await embed([wanted[i].content for i in new_ids]) if new_ids else None
+        with self.collection.lock:
+            if vectors is not None:
+                self.collection.upsert(
+                    [VectorPoint(i, vectors[n], _payload(wanted[i])) for n, i in enumerate(new_ids)]
+                )
+                self._source_of.update(dict.fromkeys(new_ids, source))
+            self.collection.delete(stale)
+            for chunk_id in stale:
+                self._source_of.pop(chunk_id, None)
         return SyncReport(
             added=len(new_ids),
             unchanged=len(wanted) - len(new_ids),
@@ -119,13 +131,43 @@ class SourceStore:
 
     def search(
         self, vector: npt.NDArray[np.float32], *, limit: int, source: str = ""
-    ) -> list[tuple[SourceChunk, float]]:
-        flt = Filter(must=[FieldEquals("source", source)]) if source else None
-        hits = self._vectors.search(self._collection, vector, limit=limit, flt=flt, exact=True)
-        return [(_chunk(h.payload), h.score) for h in hits]
+    ) -> list[FusedHit]:
+        """Similarity only, best first."""
+        hits = self.collection.search(vector, limit=limit, flt=_scope(source), exact=True)
+        return [FusedHit(h.id, h.score, h.score, False) for h in hits]
+
+    def search_fused(
+        self,
+        vector: npt.NDArray[np.float32],
+        text: str,
+        *,
+        limit: int,
+        depth: int,
+        source: str = "",
+    ) -> list[FusedHit]:
+        """Both retrievers, `depth` candidates each, ranked by fused relevance: an identifier
+        or a file name the query names counts, not only what the text is about."""
+        return self.collection.search_fused(
+            vector,
+            text,
+            limit=limit,
+            depth=depth,
+            flt=_scope(source),
+            allowed_ids=self._ids_of(source) if source else None,
+        )
+
+    def get(self, ids: Sequence[str]) -> dict[str, SourceChunk]:
+        return {i: _chunk(p) for i, p in self.collection.retrieve(ids)}
 
     def drop(self) -> None:
-        self._vectors.drop_collection(self._collection)
+        self.collection.drop()
+
+    def close(self) -> None:
+        self.collection.close()
+
+
+def _scope(source: str) -> Filter | None:
+    return Filter(must=[FieldEquals("source", source)]) if source else None
 
 
 def _payload(chunk: SourceChunk) -> dict[str, Any]:

@@ -79,6 +79,46 @@ async def test_source_sync_reembeds_only_what_changed(corpus: RunningCorpus) -> 
     assert hits.results[0].path == "app/db.py"
 
 
+async def test_hybrid_source_search_finds_identifiers_and_stays_in_its_set(
+    corpus: RunningCorpus,
+) -> None:
+    app = {
+        "billing/jobs.py": "def settle_invoices_nightly(day):\n    return post(fetch(day))\n",
+        "billing/README.md": "# Billing\n\nInvoices are settled every night by a scheduled job.\n",
+        "web/views.py": "def index(request):\n    return render(request, 'home.html')\n",
+    }
+    other = {"ops/cron.py": "SCHEDULE = {'settle_invoices_nightly': '0 2 * * *'}\n"}
+    await corpus.stub.SyncSource(
+        corpus_pb2.SyncSourceRequest(store=STORE, source="app", files=_files(app))
+    )
+    await corpus.stub.SyncSource(
+        corpus_pb2.SyncSourceRequest(store=STORE, source="ops", files=_files(other))
+    )
+    query = "settle_invoices_nightly"
+    fused = await corpus.stub.SearchSource(
+        corpus_pb2.SearchSourceRequest(store=STORE, query=query, source="app", hybrid=True)
+    )
+    top = fused.results[0]
+    assert top.path == "billing/jobs.py", [h.path for h in fused.results]
+    assert top.keyword_hit and top.score > top.similarity
+    assert {h.source for h in fused.results} == {"app"}, "a keyword hit of another set leaked"
+    everywhere = await corpus.stub.SearchSource(
+        corpus_pb2.SearchSourceRequest(store=STORE, query=query, hybrid=True)
+    )
+    assert {"billing/jobs.py", "ops/cron.py"} <= {
+        h.path for h in everywhere.results if h.keyword_hit
+    }
+    by_path = await corpus.stub.SearchSource(
+        corpus_pb2.SearchSourceRequest(store=STORE, query="views", source="app", hybrid=True)
+    )
+    assert by_path.results[0].path == "web/views.py", "the file name is searchable"
+    plain = await corpus.stub.SearchSource(
+        corpus_pb2.SearchSourceRequest(store=STORE, query=query, source="app")
+    )
+    assert not any(h.keyword_hit for h in plain.results)
+    assert all(h.score == h.similarity for h in plain.results)
+
+
 async def test_source_sync_refuses_paths_outside_the_set(corpus: RunningCorpus) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await corpus.stub.SyncSource(
