@@ -105,7 +105,18 @@ def update_metadata(
     pool: DrawerPool, request: retrieval_pb2.UpdateDrawerMetadataRequest, now: datetime
 ) -> common_pb2.Drawer:
     """Pin / unpin / deprecate, move, retag; text and vector stay as they are."""
-    drawer = pool.get(request.id)
+
+    def change(found: list[common_pb2.Drawer]) -> None:
+        if not found:
+            raise NotFound(f"drawer {request.id!r} does not exist in this store", field="id")
+        _apply_metadata(found[0], request, now)
+
+    return pool.modify([request.id], change)[0]
+
+
+def _apply_metadata(
+    drawer: common_pb2.Drawer, request: retrieval_pb2.UpdateDrawerMetadataRequest, now: datetime
+) -> None:
     if request.HasField("pin_status"):
         if request.pin_status not in PIN_NAMES or request.pin_status == 0:
             raise InvalidInput(
@@ -126,26 +137,27 @@ def update_metadata(
     for key, value in request.attributes.items():
         drawer.attributes[key] = value
     drawer.updated_at.CopyFrom(to_timestamp(now))
-    pool.replace_payloads([drawer])
-    return drawer
 
 
 def record_retrieval(
     pool: DrawerPool, ids: Sequence[str], now: datetime
 ) -> list[common_pb2.Drawer]:
-    """The explicit signal that drawers were used: salience +0.1 (capped), activity = now."""
+    """The explicit signal that drawers were used: salience +0.1 (capped), activity = now.
+    Atomic per call (`DrawerPool.modify`): concurrent records each count."""
     if not ids:
         raise InvalidInput("drawer_ids is empty", field="drawer_ids")
-    drawers = pool.get_many(list(dict.fromkeys(ids)))
-    missing = set(ids) - {d.id for d in drawers}
-    if missing:
-        raise NotFound(f"no such drawers: {sorted(missing)}", field="drawer_ids")
-    for drawer in drawers:
-        pinned = drawer.pin_status == common_pb2.PIN_STATUS_PINNED
-        drawer.salience = bumped_salience(
-            drawer.salience, to_datetime(drawer.last_activity_at), now, pinned=pinned
-        )
-        drawer.last_activity_at.CopyFrom(to_timestamp(now))
-        drawer.retrieval_count += 1
-    pool.replace_payloads(drawers)
-    return drawers
+    wanted = list(dict.fromkeys(ids))
+
+    def bump(drawers: list[common_pb2.Drawer]) -> None:
+        missing = set(wanted) - {d.id for d in drawers}
+        if missing:
+            raise NotFound(f"no such drawers: {sorted(missing)}", field="drawer_ids")
+        for drawer in drawers:
+            pinned = drawer.pin_status == common_pb2.PIN_STATUS_PINNED
+            drawer.salience = bumped_salience(
+                drawer.salience, to_datetime(drawer.last_activity_at), now, pinned=pinned
+            )
+            drawer.last_activity_at.CopyFrom(to_timestamp(now))
+            drawer.retrieval_count += 1
+
+    return pool.modify(wanted, bump)

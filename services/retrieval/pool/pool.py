@@ -9,7 +9,7 @@ Every method is synchronous and thread-safe; the servicer calls them through
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,19 @@ class DrawerPool:
             self.collection.set_payloads({d.id: drawer_payload(d) for d in drawers})
             for drawer in drawers:
                 self._meta[drawer.id] = DrawerMeta.of(drawer)
+
+    def modify(
+        self, ids: Sequence[str], change: Callable[[list[common_pb2.Drawer]], None]
+    ) -> list[common_pb2.Drawer]:
+        """Read drawers, let `change` edit them in place (text unchanged), write them back:
+        one step under the pool's write lock, so concurrent changes to the same drawer (two
+        `record_retrieval`s, a retag beside a bump) never lose each other's updates. `change`
+        may raise to refuse; nothing is written then."""
+        with self._lock:
+            drawers = self.get_many(ids)
+            change(drawers)
+            self.replace_payloads(drawers)
+            return drawers
 
     def delete(self, ids: Iterable[str]) -> int:
         """Delete drawers by id from both stores; unknown ids are ignored."""

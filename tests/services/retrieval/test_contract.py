@@ -3,6 +3,7 @@ the real model."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import grpc
@@ -216,6 +217,33 @@ async def test_record_retrieval_bumps_salience(retrieval: RunningRetrieval) -> N
     after = reply.drawers[0]
     assert after.retrieval_count == before.retrieval_count + 1
     assert after.salience == pytest.approx(min(1.0, before.effective_salience + 0.1), abs=1e-6)
+
+
+async def test_concurrent_records_each_count(retrieval: RunningRetrieval) -> None:
+    await _index(retrieval)
+    before = await retrieval.stub.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
+    )
+    request = retrieval_pb2.RecordRetrievalRequest(store=retrieval.store(), drawer_ids=["obs-1"])
+    await asyncio.gather(*(retrieval.stub.RecordRetrieval(request) for _ in range(32)))
+    after = await retrieval.stub.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
+    )
+    assert after.retrieval_count == before.retrieval_count + 32, "a concurrent record was lost"
+    assert after.salience == pytest.approx(1.0), "32 bumps of 0.1 reach the cap"
+    retagged = retrieval_pb2.UpdateDrawerMetadataRequest(
+        store=retrieval.store(), id="obs-1", topic="retagged"
+    )
+    await asyncio.gather(
+        *(retrieval.stub.RecordRetrieval(request) for _ in range(8)),
+        retrieval.stub.UpdateDrawerMetadata(retagged),
+        *(retrieval.stub.RecordRetrieval(request) for _ in range(8)),
+    )
+    final = await retrieval.stub.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
+    )
+    assert final.retrieval_count == after.retrieval_count + 16
+    assert final.topic == "retagged", "a bump overwrote a concurrent metadata change"
 
 
 async def test_list_pages_and_facets(retrieval: RunningRetrieval) -> None:
