@@ -11,6 +11,7 @@ jobs, which the gateway owns itself, are here.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -34,6 +35,8 @@ __all__ = ["REQUIRED_TIER", "Gateway", "Tiers"]
 logger = logging.getLogger(__name__)
 
 _DEFAULT_JOB_LIMIT = 50
+# Stores whose drawer count a listing asks the retrieval tier for at once.
+LIST_COUNT_CONCURRENCY = 16
 
 
 class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
@@ -78,6 +81,13 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
     ) -> gateway_pb2.ListStoresResponse:
         principal.require(REQUIRED_TIER["list_stores"], "listing stores")
         stores = [s for s in self.registry.list() if principal.may_use(s.spec.name)]
+        gate = asyncio.Semaphore(LIST_COUNT_CONCURRENCY)
+
+        async def count(info: gateway_pb2.StoreInfo) -> None:
+            async with gate:
+                info.drawer_count = await self._drawer_count(principal, info.spec.name)
+
+        await asyncio.gather(*(count(info) for info in stores if info.open))
         return gateway_pb2.ListStoresResponse(stores=stores)
 
     async def get_store(

@@ -41,6 +41,28 @@ async def test_store_crud_round_trip(api: Api, store_name: str) -> None:
     assert again.json()["error"]["code"] == "conflict"
 
 
+async def test_the_listing_counts_each_stores_drawers(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    headers = await api.as_tier("write")
+    added = await api.client.post(
+        f"/v1/stores/{store_name}/drawers",
+        json={
+            "drawer": {
+                "content": "The billing service keeps invoices for seven years.",
+                "memory_type": "workflow",
+                "wing": "projects",
+                "room": "projects/billing",
+            },
+            "allow_new_wing": True,
+        },
+        headers=headers,
+    )
+    assert added.status_code == 200, added.text
+    listed = await api.client.get("/v1/stores", headers=api.admin)
+    counts = {s["spec"]["name"]: int(s.get("drawer_count", 0)) for s in listed.json()["stores"]}
+    assert counts[store_name] == 1, "the listing reports a store's drawers like get_store"
+
+
 async def test_update_takes_effect_without_restart(api: Api, store_name: str) -> None:
     await api.create_store(store_name)
     headers = await api.as_tier("write")
