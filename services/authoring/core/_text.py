@@ -180,7 +180,10 @@ def third_person(
         elif lower in ("our", "ours"):
             replacement = (group if group_singular else name) + "'s"
         elif listener and lower == "you":
-            subject = (listener, True)
+            if _opens_clause(words, pieces, index):
+                subject = (listener, True)
+            else:
+                replacement = listener  # an object ("tell you about"): no verb agrees with it
         elif listener and head == "you" and tail in _AUX:
             replacement = f"{listener} {_AUX[tail][0]}"
         elif listener and lower in ("your", "yours"):
@@ -199,12 +202,28 @@ def third_person(
     return "".join(out)
 
 
+# Words after which "you" is a clause's subject ("… and you said", "… that you liked").
+_SUBJECT_OPENERS: Final = frozenset(
+    {"and", "but", "so", "that", "if", "when", "because", "or", "as", "since", "while",
+     "though", "although", "unless", "until", "before", "after", "where", "then", "once"}
+)  # fmt: skip
+
+
+def _opens_clause(words: list[str], pieces: list[str], index: int) -> bool:
+    """Whether words[index] starts a clause: the text's first word, a word after clause
+    punctuation, or one after a conjunction. Elsewhere a "you" is an object."""
+    if index == 0 or pieces[index].strip(" \t\n\"'“”‘’"):
+        return True
+    return words[index - 1].lower() in _SUBJECT_OPENERS
+
+
 # First words that start a clause without naming anything (lower-cased after "… that").
 _CLAUSE_STARTERS: Final = frozenset(
     {"the", "a", "an", "this", "that", "these", "those", "it", "its", "there", "every", "each",
      "all", "some", "no", "any", "in", "on", "at", "for", "after", "before", "when", "if", "once",
      "from", "now", "then", "today", "yesterday", "tomorrow", "tonight", "our", "we", "my",
-     "both", "most", "none", "nothing", "everything", "something"}
+     "both", "most", "none", "nothing", "everything", "something", "it's", "it’s", "that's",
+     "that’s", "there's", "there’s", "here's", "here’s"}
 )  # fmt: skip
 
 

@@ -100,7 +100,8 @@ _CUE = re.IGNORECASE
 # and prose labels ("Note: …").
 _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
-    r"look)\s*[,!]|(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|"
+    r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?)\s*[,!]|"
+    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|"
     r"honestly|actually|basically|anyway)[,!]?\s+)+",
     _CUE,
 )
@@ -185,14 +186,28 @@ class _Cast:
         self._user = normalise_space(request.user_name.replace("_", " "))
         # The session's own speakers (the chunks' labels): a line headed by one is a turn.
         heads = (
-            _LABEL.match(c.content.lstrip().partition("\n")[0])
+            _LABEL.match(line.lstrip())
             for c in request.chunks
             if not c.speaker.strip()
+            for line in c.content.splitlines()
         )
-        self.known = frozenset(
-            [c.speaker.strip().lower() for c in request.chunks if c.speaker.strip()]
-            + [h.group("label").lower() for h in heads if h is not None]
-        )
+        labels = [c.speaker.strip() for c in request.chunks if c.speaker.strip()] + [
+            h.group("label") for h in heads if h is not None
+        ]
+        self.known = frozenset(label.lower() for label in labels)
+        # Two people talking with each other (no assistant among the labels): each one's
+        # "you" is the other, not the companion.
+        people = {
+            label.lower(): _display(label)
+            for label in labels
+            if label.lower() not in _USER_ROLES | _ASSISTANT_ROLES | _SKIPPED_ROLES | _PROSE_LABELS
+        }
+        assistants = {label.lower() for label in labels} & _ASSISTANT_ROLES | {
+            c.speaker.strip().lower()
+            for c in request.chunks
+            if c.role.strip().lower() in _ASSISTANT_ROLES
+        }
+        self._pair = people if len(people) == 2 and not assistants else {}
 
     def is_label(self, label: str, *, chunk_has_speaker: bool) -> bool:
         """Whether a line's ``label:`` head names a speaker rather than opening prose.
@@ -217,7 +232,7 @@ class _Cast:
         named_role = label.strip().lower()
         if named_role in _SKIPPED_ROLES or role.strip().lower() in _SKIPPED_ROLES:
             return None
-        display = normalise_space(label.replace("_", " "))
+        display = _display(label)
         if named_role in _USER_ROLES or (not named_role and self._companion):
             return self._make(label, self._user or "the user", listener="the assistant")
         if named_role in _ASSISTANT_ROLES:
@@ -226,8 +241,6 @@ class _Cast:
             )
         if not named_role:
             return self._make(label, "the team")
-        if display.replace(" ", "").isalpha() and display.islower():
-            display = display.title()  # "maya" → "Maya"; a handle keeps its spelling
         ai = role.strip().lower() in _ASSISTANT_ROLES
         return self._make(label, display, is_assistant=ai)
 
@@ -242,10 +255,19 @@ class _Cast:
         label = normalise_space(label)
         if self._companion:
             # A companion's user talks to the companion; "we" is the user and their people.
-            return _Speaker(
-                label, name, f"{name} and company", False, "the companion", is_assistant
-            )
+            other = [shown for key, shown in self._pair.items() if key != label.lower()]
+            listener = other[0] if len(other) == 1 else "the companion"
+            return _Speaker(label, name, f"{name} and company", False, listener, is_assistant)
         return _Speaker(label, name, "the team", True, listener, is_assistant)
+
+
+def _display(label: str) -> str:
+    """A speaker label as a name: "maya" → "Maya", "raj_patel" → "Raj Patel"; a handle
+    ("dana.k", "ops-bot") keeps its spelling."""
+    display = normalise_space(label.replace("_", " "))
+    if display.replace(" ", "").isalpha() and display.islower():
+        return display.title()
+    return display
 
 
 def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
@@ -514,11 +536,18 @@ def extract_drafts(
     room = choose_room(request)
     drafts: list[DraftProposal] = []
     index_of: dict[str, int] = {}
+    growing: _Growing | None = None  # the last draft, while the same turn may add to it
     for sentence, given in zip(said, types, strict=True):
         kind = given if companion else _canonical_by_rule(sentence) or given
         if kind == NOT_A_MEMORY or not library.has_type(kind):
             continue
         turn = sentence.turn
+        if growing is not None and growing.takes(sentence, kind, rules):
+            merged = _continued(drafts[growing.index], sentence, kind, rules)
+            if merged is not None:
+                drafts[growing.index] = merged
+                growing = replace(growing, sentences=growing.sentences + 1)
+                continue
         content, clause = _frame(
             sentence.text, kind, turn.speaker, companion=companion, when=turn.occurred_at
         )
@@ -536,6 +565,7 @@ def extract_drafts(
                 sentence.text, content, clause, min_chars=rules.min_signature_chars
             )
         index_of[key] = len(drafts)
+        growing = _Growing(len(drafts), turn, kind) if kind not in CANONICAL_TYPES else None
         drafts.append(
             DraftProposal(
                 content=content,
@@ -549,6 +579,54 @@ def extract_drafts(
             )
         )
     return drafts
+
+
+@dataclass(frozen=True)
+class _Growing:
+    """A draft that later sentences of the same turn and type may join (up to the rules'
+    sentence limit): "I went to the support group yesterday. It was powerful." is one memory,
+    and one drawer keeps its context for whoever reads or searches it. Decisions and
+    directives never grow: each stands alone with its own signature."""
+
+    index: int
+    turn: _Turn
+    kind: str
+    sentences: int = 1
+
+    def takes(self, sentence: Said, kind: str, rules: DraftRules) -> bool:
+        return (
+            sentence.turn is self.turn
+            and kind == self.kind
+            and not sentence.settled
+            and self.sentences < rules.max_sentences
+        )
+
+
+def _continued(
+    draft: DraftProposal, sentence: Said, kind: str, rules: DraftRules
+) -> DraftProposal | None:
+    """`draft` with `sentence` added, said in the third person; None when it would be too
+    long (the sentence then becomes a drawer of its own)."""
+    speaker = sentence.turn.speaker
+    text = third_person(
+        sentence.text,
+        name=speaker.name,
+        group=speaker.group,
+        group_singular=speaker.group_singular,
+        listener=speaker.listener,
+        named=True,
+    ).rstrip(" .!;:,")
+    when = sentence.turn.occurred_at
+    if when is not None and _RELATIVE_TIME.search(text):
+        text += f" (as of {when.date().isoformat()})"
+    head = draft.content
+    follow_up = _WANT_FOLLOW_UP if kind == "want" and head.endswith(_WANT_FOLLOW_UP) else ""
+    head = head.removesuffix(follow_up)
+    content = f"{head} {_cap(text)}.{follow_up}"
+    if len(content) > rules.max_content_chars:
+        return None
+    cited = tuple(dict.fromkeys((*draft.derived_from, *sentence.cited)))
+    return replace(draft, content=content, derived_from=cited)
 
 
 async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Embed) -> list[str]:

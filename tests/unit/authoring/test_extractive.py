@@ -492,6 +492,43 @@ def test_companion_mode_reads_the_people_and_never_the_assistant() -> None:
     assert said(request) == ["I prefer quiet cafes over loud bars."]
 
 
+def test_two_people_talking_are_each_others_you() -> None:
+    lines = (
+        "Caroline: I wanted to tell you about the pottery class I joined last week.",
+        "Melanie: Hey Caroline, your vase from that class looks amazing on my shelf.",
+    )
+    assert contents(session(*lines, mode="companion"), "observation", "observation") == [
+        "Caroline wanted to tell Melanie about the pottery class Caroline joined last week.",
+        "Melanie mentioned that Caroline's vase from that class looks amazing on their shelf.",
+    ]
+    # With the companion among the speakers, "you" stays the companion.
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk("c1", "Kyle", "Kyle: I wanted to tell you about my new bike.", "user"),
+            ComposeChunk("c2", "Sly", "Sly: Tell me more about it.", role="assistant"),
+        ],
+        prompt_text="",
+        mode="companion",
+    )
+    assert [d.content for d in extract_drafts(request, ["observation"])] == [
+        "Kyle wanted to tell the companion about their new bike."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("Kyle: Aww, that painting of the lake is so lovely.", "that painting of the lake"),
+        ("Kyle: Hey Sam, the road trip last weekend was wild.", "the road trip last weekend"),
+        ("Kyle: Wow, the new climbing gym opened near my flat.", "the new climbing gym"),
+    ],
+)
+def test_interjections_and_greetings_do_not_open_a_drawer(line: str, kept: str) -> None:
+    assert said(session(line, mode="companion")) == [line.split(", ", 1)[1]]
+    assert kept in said(session(line, mode="companion"))[0]
+
+
 def test_unlabelled_text_takes_the_chunk_speaker_or_the_team() -> None:
     line = "We decided to keep the FTS5 sidecar per store."
     assert contents(session(line), "decision") == [

@@ -90,6 +90,17 @@ def test_punctuation_between_subject_and_verb_leaves_the_verb_alone() -> None:
     assert kyle("I, for one, agree") == "Kyle, for one, agree"
 
 
+def test_an_object_you_is_the_listener_and_no_verb_agrees_with_it() -> None:
+    assert kyle("I wanted to tell you about my school event") == (
+        "Kyle wanted to tell the companion about their school event"
+    )
+    assert kyle("I love you") == "Kyle loves the companion"
+    assert kyle("you said it, and you were right") == (
+        "the companion said it, and the companion was right"
+    )
+    assert kyle("Great, you have a point") == "Great, the companion has a point"
+
+
 def test_words_that_merely_contain_pronouns_are_untouched() -> None:
     assert team("Iris met Mike in Myanmar and the US team") == (
         "Iris met Mike in Myanmar and the US team"
