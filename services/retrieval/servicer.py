@@ -301,7 +301,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         if first is None:
             raise InvalidInput("the import stream was empty", field="jsonl")
         pool, _ = await self._pool(first.store)
-        imported, errors = await import_drawers(
+        imported = await import_drawers(
             pool,
             self._deps.embedder,
             b"".join(parts),
@@ -309,10 +309,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             initial_salience=self._deps.settings.initial_salience,
         )
         self._deps.schedule_index_build(pool)
-        return retrieval_pb2.ImportDrawersResponse(
-            imported=imported,
-            errors=[retrieval_pb2.ImportLineError(line=e.line, message=e.message) for e in errors],
-        )
+        return retrieval_pb2.ImportDrawersResponse(imported=imported)
 
     # ------------------------------------------------------------------ log
 

@@ -11,6 +11,7 @@ from services.embedder.client import EmbedderClient
 from services.retrieval.core.drawer_jsonl import LineError, drawer_to_line, parse_lines
 from services.retrieval.pool import DrawerPool
 from services.retrieval.writes import MAX_CONTENT_CHARS, prepare
+from services.runtime.errors import InvalidInput
 
 EXPORT_CHUNK_BYTES = 256 * 1024
 EXPORT_PAGE = 256
@@ -42,12 +43,11 @@ async def import_drawers(
     *,
     replace_existing: bool,
     initial_salience: float,
-) -> tuple[int, list[LineError]]:
-    """Validate every line, then (only if all are valid) re-embed and write them all."""
+) -> int:
+    """Validate every line, then (only if all are valid) re-embed and write them all.
+    Any bad line refuses the whole import (InvalidInput naming the bad lines)."""
     parsed = parse_lines(data.splitlines(), max_content_chars=MAX_CONTENT_CHARS)
     errors = list(parsed.errors)
-    if parsed.errors_not_listed:
-        errors.append(LineError(0, f"{parsed.errors_not_listed} more bad lines not listed"))
     if not replace_existing:
         for number, drawer in zip(parsed.line_numbers, parsed.drawers, strict=True):
             if pool.meta(drawer.id) is not None:
@@ -58,8 +58,9 @@ async def import_drawers(
                         "to overwrite it",
                     )
                 )
-    if errors:
-        return 0, sorted(errors, key=lambda e: e.line)
+    if errors or parsed.errors_not_listed:
+        ordered = sorted(errors, key=lambda e: e.line)
+        raise InvalidInput(refusal_message(ordered, parsed.errors_not_listed), field="jsonl")
     now = datetime.now(UTC)
     written = 0
     for offset in range(0, len(parsed.drawers), IMPORT_BATCH):
@@ -76,4 +77,19 @@ async def import_drawers(
         vectors = await embedder.embed([d.content for d in batch])
         await asyncio.to_thread(pool.upsert, batch, vectors)
         written += len(batch)
-    return written, []
+    return written
+
+
+# Bad lines a refused import names in its error message.
+REFUSAL_LINES_SHOWN = 10
+
+
+def refusal_message(errors: list[LineError], unlisted: int = 0) -> str:
+    """Why an import was refused, naming its first bad lines; `unlisted` more were found
+    but not kept (the parser stops listing after its own limit)."""
+    shown = "; ".join(f"line {e.line}: {e.message}" for e in errors[:REFUSAL_LINES_SHOWN])
+    total = len(errors) + unlisted
+    more = total - min(len(errors), REFUSAL_LINES_SHOWN)
+    tail = f"; and {more} more" if more > 0 else ""
+    lines = "1 bad line" if total == 1 else f"{total} bad lines"
+    return f"nothing was imported ({lines}; fix them and import the file again): {shown}{tail}"

@@ -180,6 +180,18 @@ async def test_export_and_import_jsonl(api: Api, store_name: str) -> None:
     refused = await api.client.get(f"/v1/stores/{store_name}/drawers:export", headers=write)
     assert refused.status_code == 403
 
+    garbage = b'{"id": "x-1", "content": ""}\nnot json at all\n'
+    rejected = await api.client.post(
+        f"/v1/stores/{target}/drawers:import",
+        content=garbage,
+        headers={**api.admin, "content-type": "application/x-ndjson"},
+    )
+    assert rejected.status_code == 422, "an import that writes nothing is not a success"
+    message = rejected.json()["error"]["message"]
+    assert "nothing was imported (2 bad lines" in message and "line 2:" in message, message
+    stats = await api.client.get(f"/v1/stores/{target}/stats", headers=api.admin)
+    assert int(stats.json()["drawers"]) == len(FACTS), "a refused import changed the store"
+
 
 @pytest.mark.parametrize(
     "query", ['"unbalanced', "invoices AND OR", "NEAR(a b", "col:umn*", "(((", "^-*"]

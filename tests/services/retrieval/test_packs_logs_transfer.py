@@ -167,9 +167,12 @@ async def test_import_with_a_bad_line_writes_nothing(retrieval: RunningRetrieval
     exported = await _export(retrieval, retrieval.store())
     broken = exported + b'{"id": "x-1", "content": ""}\n' + b"\xff\xfe not json\n"
     target = retrieval.store(name="copy")
-    reply = await _import(retrieval, target, broken)
-    assert reply.imported == 0
-    assert {e.line for e in reply.errors} == {len(POOL) + 1, len(POOL) + 2}, reply.errors
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _import(retrieval, target, broken)
+    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    message = refused.value.details() or ""
+    assert "nothing was imported (2 bad lines" in message, message
+    assert f"line {len(POOL) + 1}:" in message and f"line {len(POOL) + 2}:" in message, message
     stats = await retrieval.stub.Stats(retrieval_pb2.StatsRequest(store=target))
     assert stats.drawers == 0, "nothing is written when any line is bad"
 
@@ -177,8 +180,10 @@ async def test_import_with_a_bad_line_writes_nothing(retrieval: RunningRetrieval
 async def test_import_over_existing_ids_needs_replace(retrieval: RunningRetrieval) -> None:
     await _index(retrieval)
     exported = await _export(retrieval, retrieval.store())
-    refused = await _import(retrieval, retrieval.store(), exported)
-    assert refused.imported == 0 and "replace_existing" in refused.errors[0].message
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _import(retrieval, retrieval.store(), exported)
+    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert "replace_existing" in (refused.value.details() or "")
     accepted = await _import(retrieval, retrieval.store(), exported, replace=True)
     assert accepted.imported == len(POOL)
 
