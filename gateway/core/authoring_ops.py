@@ -7,12 +7,19 @@ from engram.v1 import authoring_pb2, common_pb2
 
 from gateway.core.access import TierCalls
 from gateway.core.principal import Principal
+from services.runtime.grpc_client import call
 
 
 class AuthoringOperations(TierCalls):
     """Compose, dry run, walkback, prompts, provider, write policy."""
 
     # ------------------------------------------------------------------ authoring
+
+    async def draft_rules(self) -> authoring_pb2.DraftRules:
+        """The shape rules the authoring tier enforces (its settings in force). Not an
+        operation of any caller: the gateway's own faces read them to describe and check
+        writes the way the tier will."""
+        return await call(self._tiers.authoring.GetDraftRules, authoring_pb2.GetDraftRulesRequest())
 
     async def compose(
         self, principal: Principal, request: authoring_pb2.ComposeRequest

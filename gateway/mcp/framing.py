@@ -27,8 +27,8 @@ from services.retrieval.core.constants import (
 )
 from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary
 
-# The authoring tier's default; a gateway whose authoring tier is configured otherwise passes
-# its own value to `build_tools` (the tier enforces its own setting either way).
+# The authoring tier's default: what MCP schemas say until the tier has told the gateway its
+# setting in force (`EngramTools.follow_rules`); the tier enforces its own setting either way.
 DEFAULT_MIN_SIGNATURE_CHARS: Final[int] = int(
     AuthoringSettings.model_fields["min_signature_chars"].default
 )
@@ -130,14 +130,20 @@ FRAMING: Final[str] = (
 )
 
 
-def signing(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
-    """When to sign, with the signature rule of the authoring tier."""
+def signing(min_signature_chars: int | None = None) -> str:
+    """When to sign, with the signature rule of the authoring tier (its minimum length when
+    known; the server-level instructions point at the tool schema, which follows the tier)."""
+    least = (
+        f"at least {min_signature_chars} characters"
+        if min_signature_chars is not None
+        else "at least the length engram_add_drawer_signed's schema gives"
+    )
     return (
         "SIGNING. Use engram_add_drawer_signed for a canonical claim — a decision, directive, "
         "or settled fact that later questions should resolve to — and engram_add_drawer for "
-        "ambient context. The signature is a distinctive phrase of at least "
-        f"{min_signature_chars} characters copied verbatim from the content (case matters, "
-        "whole words, not the whole content); it is what keyword search finds the claim by."
+        f"ambient context. The signature is a distinctive phrase of {least}, copied verbatim "
+        "from the content (case matters, whole words, not the whole content); it is what "
+        "keyword search finds the claim by."
     )
 
 
@@ -164,7 +170,7 @@ TIERS: Final[str] = (
 )
 
 
-def instructions(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
+def instructions() -> str:
     """The server-level instructions: the whole framing schema in one text."""
     return "\n\n".join(
         (
@@ -175,7 +181,7 @@ def instructions(min_signature_chars: int = DEFAULT_MIN_SIGNATURE_CHARS) -> str:
             INTENTS,
             WINGS_AND_ROOMS,
             FRAMING,
-            signing(min_signature_chars),
+            signing(),
             SILENCE,
             PINS,
             TIERS,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -57,6 +58,11 @@ from services.runtime.errors import EngramError, Unauthenticated
 
 logger = logging.getLogger(__name__)
 
+# How often the tool schemas look at the authoring tier's signature rule, and how soon they
+# look again when the tier could not answer.
+RULES_REFRESH_S: Final = 60.0
+RULES_RETRY_S: Final = 5.0
+
 SERVER_NAME: Final = "engram"
 MCP_PATH: Final = "/mcp"
 
@@ -84,25 +90,30 @@ def _error_text(error: EngramError) -> str:
 
 
 class EngramTools:
-    """The tool table bound to one gateway core: listing, validation and calls."""
+    """The tool table bound to one gateway core: listing, validation and calls.
+
+    The signature rule in the schemas (`minLength`, and the descriptions that state it) is
+    the authoring tier's setting in force: `follow_rules` asks the tier, at most every
+    `RULES_REFRESH_S`, and rebuilds the table when it changed. A table built with an explicit
+    `min_signature_chars` keeps it (tests, an embedding application that knows its tier).
+    """
 
     def __init__(
         self,
         gateway: GatewaySource,
         *,
         tools: Sequence[ToolSpec] | None = None,
-        min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+        min_signature_chars: int | None = None,
     ) -> None:
         self._gateway = gateway
-        self.specs: dict[str, ToolSpec] = {
-            spec.name: spec for spec in (tools or build_tools(min_signature_chars))
-        }
-        self.schemas: dict[str, Json] = {
-            name: input_schema(spec, min_signature_chars) for name, spec in self.specs.items()
-        }
-        self._validators = {
-            name: jsonschema.Draft202012Validator(schema) for name, schema in self.schemas.items()
-        }
+        self._given_tools = tools
+        self._follows_tier = min_signature_chars is None
+        self._rules_due = 0.0  # monotonic time of the next look at the tier's rules
+        self._build(
+            framing.DEFAULT_MIN_SIGNATURE_CHARS
+            if min_signature_chars is None
+            else min_signature_chars
+        )
         missing = sorted(
             {
                 s.operation
@@ -112,6 +123,18 @@ class EngramTools:
         )
         if missing:
             raise TypeError(f"the gateway core has no operations {missing} for the MCP tools")
+
+    def _build(self, min_signature_chars: int) -> None:
+        self.min_signature_chars = min_signature_chars
+        self.specs: dict[str, ToolSpec] = {
+            spec.name: spec for spec in (self._given_tools or build_tools(min_signature_chars))
+        }
+        self.schemas: dict[str, Json] = {
+            name: input_schema(spec, min_signature_chars) for name, spec in self.specs.items()
+        }
+        self._validators = {
+            name: jsonschema.Draft202012Validator(schema) for name, schema in self.schemas.items()
+        }
         self.listing = [
             types.Tool(
                 name=spec.name,
@@ -125,6 +148,23 @@ class EngramTools:
             )
             for spec in self.specs.values()
         ]
+
+    async def follow_rules(self) -> None:
+        """Adopt the authoring tier's signature rule when it is due for a look. While the tier
+        cannot answer, the last known rule stands (the tier enforces its own anyway)."""
+        now = time.monotonic()
+        if not self._follows_tier or now < self._rules_due:
+            return
+        try:
+            rules = await self.gateway.draft_rules()
+        except EngramError as error:
+            self._rules_due = now + RULES_RETRY_S
+            logger.warning("MCP schemas keep their signature rule: %s", error.message)
+            return
+        self._rules_due = now + RULES_REFRESH_S
+        wanted = int(rules.min_signature_chars)
+        if wanted and wanted != self.min_signature_chars:
+            self._build(wanted)
 
     @property
     def gateway(self) -> Gateway:
@@ -197,37 +237,38 @@ def build_server(
     *,
     principal: Principal | None = None,
     tools: Sequence[ToolSpec] | None = None,
-    min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+    min_signature_chars: int | None = None,
 ) -> Server[Any]:
-    """The MCP server over the gateway core.
+    """The MCP server over the gateway core (signature rule: the authoring tier's, unless
+    `min_signature_chars` fixes one).
 
     Served over HTTP (`McpEndpoint`), each call's principal is the one its request's bearer
     token resolved to. `principal` fixes one for every call instead: an in-process client
     (tests, an embedding application) that has already authenticated its token.
     """
     table = EngramTools(gateway, tools=tools, min_signature_chars=min_signature_chars)
-    return _server(table, principal, min_signature_chars)
+    return _server(table, principal)
 
 
-def _server(
-    table: EngramTools, principal: Principal | None, min_signature_chars: int
-) -> Server[Any]:
+def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await table.follow_rules()
         return types.ListToolsResult(tools=table.listing)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         caller = principal if principal is not None else _principal_of_request(ctx)
+        await table.follow_rules()
         return await table.call(caller, params.name, params.arguments)
 
     return Server(
         SERVER_NAME,
         version=_version(),
         title="Engram memory",
-        instructions=framing.instructions(min_signature_chars),
+        instructions=framing.instructions(),
         get_tool_input_schema=table.schema_of,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -268,10 +309,10 @@ class McpEndpoint:
         self,
         gateway: GatewaySource,
         *,
-        min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+        min_signature_chars: int | None = None,
     ) -> None:
         self.tools = EngramTools(gateway, min_signature_chars=min_signature_chars)
-        self.server = _server(self.tools, None, min_signature_chars)
+        self.server = _server(self.tools, None)
         self.sessions = StreamableHTTPSessionManager(
             app=self.server,
             stateless=True,
@@ -313,7 +354,7 @@ def install_mcp(
     gateway_of: GatewaySource,
     *,
     path: str = MCP_PATH,
-    min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
+    min_signature_chars: int | None = None,
 ) -> McpEndpoint:
     """Serve MCP at `path` of a Starlette/FastAPI app, running inside the app's lifespan.
 

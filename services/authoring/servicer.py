@@ -141,6 +141,17 @@ class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
     ) -> authoring_pb2.SmokeTestResponse:
         return await prompt_lab.smoke_test(self._deps, request)
 
+    async def GetDraftRules(
+        self, request: authoring_pb2.GetDraftRulesRequest, context: Context
+    ) -> authoring_pb2.DraftRules:
+        rules = self._deps.rules
+        return authoring_pb2.DraftRules(
+            max_content_chars=rules.max_content_chars,
+            min_signature_chars=rules.min_signature_chars,
+            max_sentences=rules.max_sentences,
+            max_topic_chars=rules.max_topic_chars,
+        )
+
     async def GetWritePolicy(
         self, request: authoring_pb2.GetWritePolicyRequest, context: Context
     ) -> authoring_pb2.WritePolicy:

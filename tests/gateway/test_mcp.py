@@ -8,8 +8,11 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import grpc
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -18,8 +21,13 @@ from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.mcp import framing
 from gateway.mcp.server import build_server
+from services.authoring.__main__ import build_deps as build_authoring_deps
+from services.authoring.invokers import ApiKeys
+from services.authoring.server import create_server as create_authoring_server
+from services.authoring.settings import AuthoringSettings
+from services.embedder.client import EmbedderClient
 from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY
-from tests.gateway.conftest import Api
+from tests.gateway.conftest import Api, Tiers, gateway_settings, running_gateway
 
 TOOLS = {
     "engram_search",
@@ -121,7 +129,8 @@ def _draft(**extra: Any) -> dict[str, Any]:
 
 
 async def _listing(mode: str = "auto") -> tuple[list[types.Tool], str | None]:
-    async with Client(build_server(_no_core), mode=mode) as client:
+    fixed = framing.DEFAULT_MIN_SIGNATURE_CHARS  # a fixed rule: listing asks no tier
+    async with Client(build_server(_no_core, min_signature_chars=fixed), mode=mode) as client:
         return (await client.list_tools()).tools, client.instructions
 
 
@@ -378,3 +387,61 @@ async def test_upload_ingest_and_search_raw(api: Api, store_name: str) -> None:
             )
         )
         assert both.startswith("invalid_input:")
+
+
+@contextlib.asynccontextmanager
+async def _authoring_tier(tiers: Tiers, root: Path, embedder_addr: str, **settings: Any) -> Any:
+    """A second authoring tier over the shared retrieval and corpus tiers, configured
+    otherwise (no worker: it serves calls only)."""
+    config = AuthoringSettings(
+        host="127.0.0.1", port=0, data_dir=root, redis_url=tiers.redis_url, **settings
+    )
+    to_retrieval = grpc.aio.insecure_channel(tiers.retrieval_addr)
+    to_corpus = grpc.aio.insecure_channel(tiers.corpus_addr)
+    embedder = EmbedderClient(embedder_addr)
+    deps = build_authoring_deps(
+        config, retrieval=to_retrieval, corpus=to_corpus, embedder=embedder, keys=ApiKeys({})
+    )
+    tier = create_authoring_server(config, deps)
+    await tier.start()
+    await tier.set_serving(True)
+    try:
+        yield f"127.0.0.1:{tier.port}"
+    finally:
+        await tier.stop(0.5)
+        deps.states.close()
+        await asyncio.gather(to_retrieval.close(), to_corpus.close(), embedder.close())
+
+
+async def test_the_signature_rule_in_force_reaches_the_mcp_schemas(
+    tiers: Tiers, embedder_addr: str, tmp_path: Path, store_name: str
+) -> None:
+    rule = framing.DEFAULT_MIN_SIGNATURE_CHARS + 8
+    async with _authoring_tier(
+        tiers, tmp_path / "authoring", embedder_addr, min_signature_chars=rule
+    ) as address:
+        settings = gateway_settings(replace(tiers, authoring_addr=address), tmp_path / "gw")
+        async with running_gateway(settings) as api:
+            await api.create_store(store_name)
+            principal = await _principal(api, "write", store_name)
+            server = build_server(lambda: _gateway(api), principal=principal)
+            async with Client(server) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                signed = tools["engram_add_drawer_signed"]
+                assert {f["minLength"] for f in _signature_fields(signed.input_schema)} == {rule}
+                assert f"at least {rule} characters" in (signed.description or "")
+                # Long enough for the default, too short for the tier: refused by MCP itself.
+                phrase = DECISION[: framing.DEFAULT_MIN_SIGNATURE_CHARS + 2]
+                refused = _error(
+                    await client.call_tool(
+                        "engram_add_drawer_signed",
+                        {
+                            "store": store_name,
+                            "drawer": _draft(),
+                            "signature": phrase,
+                            "allow_new_wing": True,
+                        },
+                    )
+                )
+                assert refused.startswith("invalid_input: signature:"), refused
+                assert f"at least {rule}" in refused, refused
