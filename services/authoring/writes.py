@@ -159,15 +159,9 @@ async def index(
         deps.retrieval.IndexDrawers,
         retrieval_pb2.IndexDrawersRequest(store=store, drawers=list(drawers)),
     )
-    fetched = await asyncio.gather(
-        *(
-            call(deps.retrieval.GetDrawer, retrieval_pb2.GetDrawerRequest(store=store, id=i))
-            for i in answer.ids
-        )
-    )
-    for drawer in fetched:
+    for drawer in answer.drawers:
         deps.note_wing(store.name, drawer.wing)
-    return list(fetched)
+    return list(answer.drawers)
 
 
 async def add_drawer(

@@ -60,9 +60,15 @@ class EmbedderClient:
                 await asyncio.sleep(poll_s)
 
     async def embed(self, texts: list[str]) -> Vectors:
-        """One unit-norm row per text, in order. Large inputs go as several concurrent requests."""
+        """One unit-norm row per text, in order. Large inputs go as several concurrent requests.
+
+        A single text just embedded by `embed_query` is served from its cache: a write whose
+        duplicate check embedded the content (`FindSimilarDrawers`) is not embedded again.
+        Bulk embeddings neither read nor fill the cache."""
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if len(texts) == 1 and (cached := self._cache.get(texts[0])) is not None:
+            return cached.reshape(1, -1).copy()
         chunks = [
             texts[i : i + self._request_texts] for i in range(0, len(texts), self._request_texts)
         ]

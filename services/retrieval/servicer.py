@@ -56,7 +56,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             self._deps.settings.initial_salience,
         )
         self._deps.schedule_index_build(pool)
-        return retrieval_pb2.IndexDrawersResponse(indexed=len(written), ids=[d.id for d in written])
+        now = _now()
+        for drawer in written:
+            _with_effective_salience(drawer, now)
+        return retrieval_pb2.IndexDrawersResponse(
+            indexed=len(written), ids=[d.id for d in written], drawers=written
+        )
 
     async def UpdateDrawerMetadata(
         self, request: retrieval_pb2.UpdateDrawerMetadataRequest, context: Context

@@ -13,6 +13,7 @@ import pytest
 from engram.v1 import embedder_pb2, embedder_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.embedder.client import EmbedderClient
 from services.embedder.core import EmbeddingModel, choose_device
 from services.embedder.deps import EmbedderDeps
 from services.embedder.server import SERVICE_NAME, create_server
@@ -109,6 +110,27 @@ async def test_concurrent_single_text_callers_are_batched(embedder: RunningEmbed
     served = stats.requests - requests_before - 1
     assert served == 32
     assert calls < 32, f"32 concurrent requests took {calls} model calls: no batching happened"
+
+
+async def test_the_client_embeds_a_just_queried_text_once(embedder: RunningEmbedder) -> None:
+    client = EmbedderClient(f"127.0.0.1:{embedder.tier.port}")
+    requests: list[list[str]] = []
+    send = client._embed_request
+
+    async def counted(texts: list[str]) -> npt.NDArray[np.float32]:
+        requests.append(texts)
+        return await send(texts)
+
+    client._embed_request = counted  # type: ignore[method-assign]  # a spy: calls through
+    try:
+        queried = await client.embed_query(SENTENCES[0])
+        written = await client.embed([SENTENCES[0]])
+        assert np.array_equal(written[0], queried), "the cached vector is the same vector"
+        assert requests == [[SENTENCES[0]]], "a write after its duplicate check re-embedded"
+        await client.embed(SENTENCES[:2])
+        assert requests[-1] == SENTENCES[:2], "bulk embeddings always ask the model"
+    finally:
+        await client.close()
 
 
 async def test_info_reports_model_device_and_limits(embedder: RunningEmbedder) -> None:
