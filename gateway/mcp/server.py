@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from gateway.core.access import REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
@@ -166,6 +167,17 @@ class EngramTools:
         if wanted and wanted != self.min_signature_chars:
             self._build(wanted)
 
+    def listing_for(self, caller: Principal | None) -> list[types.Tool]:
+        """The tools `caller`'s token may use (a read token is not offered writes); every
+        tool when the caller is not known here (the call itself is checked either way)."""
+        if caller is None:
+            return self.listing
+        return [
+            tool
+            for tool in self.listing
+            if REQUIRED_TIER.get(self.specs[tool.name].operation, caller.tier) <= caller.tier
+        ]
+
     @property
     def gateway(self) -> Gateway:
         source = self._gateway
@@ -255,7 +267,8 @@ def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         await table.follow_rules()
-        return types.ListToolsResult(tools=table.listing)
+        caller = principal if principal is not None else _principal_of_request(ctx)
+        return types.ListToolsResult(tools=table.listing_for(caller))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

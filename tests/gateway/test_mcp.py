@@ -268,6 +268,21 @@ async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
         assert silent["results"] == []
 
 
+async def test_each_token_is_offered_the_tools_its_tier_may_use(
+    api: Api, store_name: str
+) -> None:
+    await api.create_store(store_name)
+    offered: dict[str, set[str]] = {}
+    for tier in ("read", "write", "admin"):
+        async with connect(api, tier, store_name) as client:
+            offered[tier] = {t.name for t in (await client.list_tools()).tools}
+    assert offered["admin"] == TOOLS
+    assert offered["read"] < offered["write"] <= offered["admin"]
+    assert {"engram_search", "engram_get_drawer"} <= offered["read"]
+    assert not {"engram_add_drawer", "engram_add_drawer_signed"} & offered["read"]
+    assert {"engram_add_drawer", "engram_add_drawer_signed"} <= offered["write"]
+
+
 async def test_read_token_cannot_write(api: Api, store_name: str) -> None:
     await api.create_store(store_name)
     async with connect(api, "read", store_name) as client:
