@@ -21,7 +21,7 @@ from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 from services.authoring.convert import PIN_NAMES, PIN_VALUES, draft_input, mode_of, tier_of
 from services.authoring.core import DraftInput, Validation, validate_draft
 from services.authoring.core.claims import ClaimDifference, claim_difference
-from services.authoring.core.rules import signing_hint
+from services.authoring.core.rules import check_pinned_change, signing_hint
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
@@ -253,6 +253,15 @@ def _action(changes: Mapping[str, str], after: common_pb2.Drawer) -> str:
     return "updated"
 
 
+def _pinned_action(after: common_pb2.Drawer) -> str:
+    """What an update does to a pinned drawer, in the words a refusal uses."""
+    if after.pin_status == common_pb2.PIN_STATUS_DEPRECATED:
+        return "deprecate"
+    if after.pin_status == common_pb2.PIN_STATUS_ACTIVE:
+        return "unpin"
+    return "change"
+
+
 async def update_drawer(
     deps: AuthoringDeps, request: authoring_pb2.UpdateDrawerRequest
 ) -> authoring_pb2.WriteDrawerResponse:
@@ -296,8 +305,10 @@ async def update_drawer(
         added_by=after.added_by,
     )
     if before.pin_status == common_pb2.PIN_STATUS_PINNED:
-        # Unpinning (or touching a pinned drawer at all) is a pinner's act.
-        checked = replace(checked, pin_status="pinned")
+        policy = await asyncio.to_thread((await deps.state(store)).policy)
+        check_pinned_change(tier_of(store), policy, before.id, _pinned_action(after))
+        if checked.pin_status == "pinned":  # staying pinned: the pin was just checked
+            checked = replace(checked, pin_status="active")
     signed = after.HasField("signature")
     validation = await validate(
         deps,

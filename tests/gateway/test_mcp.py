@@ -268,9 +268,7 @@ async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
         assert silent["results"] == []
 
 
-async def test_each_token_is_offered_the_tools_its_tier_may_use(
-    api: Api, store_name: str
-) -> None:
+async def test_each_token_is_offered_the_tools_its_tier_may_use(api: Api, store_name: str) -> None:
     await api.create_store(store_name)
     offered: dict[str, set[str]] = {}
     for tier in ("read", "write", "admin"):

@@ -220,6 +220,18 @@ def _check_scope(tier: str, policy: WritePolicy) -> str:
     return normalised
 
 
+def check_pinned_change(tier: str, policy: WritePolicy, drawer_id: str, action: str) -> None:
+    """Changing a pinned drawer at all (unpinning, deprecating, editing, moving) is a
+    pinner's act: PermissionDenied naming the refused action otherwise."""
+    caller = tier.strip().lower()
+    if caller not in policy.pinners:
+        raise PermissionDenied(
+            f"drawer {drawer_id} is pinned: the {caller} tier may not {action} a pinned drawer "
+            "in this store; ask an admin",
+            field="id",
+        )
+
+
 def _check_content(content: str, rules: DraftRules) -> None:
     if not content.strip():
         raise InvalidInput("content is empty: a drawer is 1–3 sentences", field="content")

@@ -290,14 +290,24 @@ async def test_update_delete_and_provenance(stack: Stack) -> None:
         )
     )
     assert pinned.drawer.pin_status == common_pb2.PIN_STATUS_PINNED
-    # A write token cannot unpin or edit a pinned drawer.
+    # A write token cannot unpin, deprecate or edit a pinned drawer; the refusal names the act.
+    for status, act in (
+        (common_pb2.PIN_STATUS_ACTIVE, "unpin"),
+        (common_pb2.PIN_STATUS_DEPRECATED, "deprecate"),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stack.authoring.UpdateDrawer(
+                authoring_pb2.UpdateDrawerRequest(
+                    store=store_write, id=created.id, pin_status=status
+                )
+            )
+        assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert f"may not {act} a pinned drawer" in (caught.value.details() or "")
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stack.authoring.UpdateDrawer(
-            authoring_pb2.UpdateDrawerRequest(
-                store=store_write, id=created.id, pin_status=common_pb2.PIN_STATUS_ACTIVE
-            )
+            authoring_pb2.UpdateDrawerRequest(store=store_write, id=created.id, topic="moved")
         )
-    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "may not change a pinned drawer" in (caught.value.details() or "")
     await stack.authoring.UpdateDrawer(
         authoring_pb2.UpdateDrawerRequest(
             store=store_admin, id=created.id, pin_status=common_pb2.PIN_STATUS_ACTIVE
