@@ -6,7 +6,7 @@ the authoring discipline lives: the store's type library and intents, what a win
 are, third-person framing, when to sign, and when silence is the right answer.
 
 Every vocabulary here is read from the code that enforces it — the type libraries and the
-type × intent matrices (`services/retrieval/core/library.py`, `constants.py`), the pin
+type × intent matrices (`services/vocabulary/`), the retrieval constants, the pin
 statuses, the diary rule, the signature length of the authoring tier — so a type added to a
 library reaches the descriptions without anyone copying a list by hand.
 """
@@ -17,15 +17,19 @@ from collections.abc import Iterable
 from typing import Final
 
 from services.authoring.settings import AuthoringSettings
-from services.retrieval.core.constants import (
-    DEPRECATED_VISIBLE_INTENTS,
-    DIARY_EXEMPT_INTENTS,
-    DIARY_ROOM_MARKER,
+from services.vocabulary import (
+    COMPANION_LIBRARY,
+    DEFAULT_LIBRARY,
     LEGACY_TYPES,
     PIN_STATUSES,
     V2_TYPES,
+    TypeLibrary,
 )
-from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary
+from services.vocabulary.libraries import (
+    DEPRECATED_VISIBLE_INTENTS,
+    DIARY_EXEMPT_INTENTS,
+    DIARY_ROOM_MARKER,
+)
 
 # The authoring tier's default: what MCP schemas say until the tier has told the gateway its
 # setting in force (`EngramTools.follow_rules`); the tier enforces its own setting either way.

@@ -36,9 +36,9 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from gateway.mcp import framing
 from gateway.proto_schema import schema_for
-from services.retrieval.core.library import library_for
 from services.runtime.errors import InvalidInput
 from services.runtime.stores import STORE_NAME
+from services.vocabulary import library_for
 
 Json = dict[str, Any]
 

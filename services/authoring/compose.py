@@ -28,7 +28,7 @@ from typing import Any
 from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, retrieval_pb2
 
 from services.authoring import writes
-from services.authoring.convert import PIN_VALUES, mode_of, tier_of
+from services.authoring.convert import mode_of, tier_of
 from services.authoring.core import (
     ComposeChunk,
     ComposeInput,
@@ -44,6 +44,7 @@ from services.authoring.state import Prompt
 from services.runtime.errors import EngramError, InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
 from services.runtime.jobs import JobContext
+from services.vocabulary.enums import PIN_VALUES
 
 logger = logging.getLogger(__name__)
 

@@ -7,48 +7,22 @@ from datetime import datetime
 from engram.v1 import authoring_pb2, common_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from services.authoring.core import TIER_ADMIN, TIER_READ, TIER_WRITE, DraftInput, WritePolicy
+from services.authoring.core import DraftInput, WritePolicy
 from services.authoring.state import Prompt, Provenance
-from services.retrieval.core.constants import COMPANION_MODE, DEFAULT_MODE
 from services.runtime.errors import InvalidInput
 from services.runtime.stores import validate_store_name
-
-MODES: dict[int, str] = {
-    common_pb2.DEPLOYMENT_MODE_UNSPECIFIED: DEFAULT_MODE,
-    common_pb2.DEPLOYMENT_MODE_DEFAULT: DEFAULT_MODE,
-    common_pb2.DEPLOYMENT_MODE_COMPANION: COMPANION_MODE,
-}
-TIER_NAMES: dict[int, str] = {
-    common_pb2.CALLER_TIER_READ: TIER_READ,
-    common_pb2.CALLER_TIER_WRITE: TIER_WRITE,
-    common_pb2.CALLER_TIER_ADMIN: TIER_ADMIN,
-}
-TIER_VALUES: dict[str, common_pb2.CallerTier.ValueType] = {
-    TIER_READ: common_pb2.CALLER_TIER_READ,
-    TIER_WRITE: common_pb2.CALLER_TIER_WRITE,
-    TIER_ADMIN: common_pb2.CALLER_TIER_ADMIN,
-}
-PIN_NAMES: dict[int, str] = {
-    common_pb2.PIN_STATUS_UNSPECIFIED: "active",
-    common_pb2.PIN_STATUS_ACTIVE: "active",
-    common_pb2.PIN_STATUS_PINNED: "pinned",
-    common_pb2.PIN_STATUS_DEPRECATED: "deprecated",
-}
-PIN_VALUES: dict[str, common_pb2.PinStatus.ValueType] = {
-    "active": common_pb2.PIN_STATUS_ACTIVE,
-    "pinned": common_pb2.PIN_STATUS_PINNED,
-    "deprecated": common_pb2.PIN_STATUS_DEPRECATED,
-}
+from services.vocabulary import DEFAULT_MODE
+from services.vocabulary.enums import CALLER_TIER_NAMES, CALLER_TIER_VALUES, MODE_NAMES, PIN_NAMES
 
 
 def mode_of(store: common_pb2.StoreContext) -> str:
     validate_store_name(store.name)
-    return MODES.get(int(store.deployment_mode), DEFAULT_MODE)
+    return MODE_NAMES.get(store.deployment_mode, DEFAULT_MODE)
 
 
 def tier_of(store: common_pb2.StoreContext) -> str:
     """The caller's token tier, set by the gateway; an unset tier is no tier at all."""
-    tier = TIER_NAMES.get(int(store.caller_tier))
+    tier = CALLER_TIER_NAMES.get(store.caller_tier)
     if tier is None:
         raise InvalidInput(
             "store.caller_tier is unset: the gateway sets it from the caller's token",
@@ -57,7 +31,7 @@ def tier_of(store: common_pb2.StoreContext) -> str:
     return tier
 
 
-def pin_name(value: int) -> str:
+def pin_name(value: common_pb2.PinStatus.ValueType) -> str:
     name = PIN_NAMES.get(value)
     if name is None:
         raise InvalidInput(f"pin_status {value} is not a known value", field="pin_status")
@@ -103,11 +77,11 @@ def prompt_proto(prompt: Prompt) -> authoring_pb2.PromptVersion:
     )
 
 
-def _tiers(values: list[int], field: str) -> list[str]:
-    unknown = [v for v in values if v not in TIER_NAMES]
+def _tiers(values: list[common_pb2.CallerTier.ValueType], field: str) -> list[str]:
+    unknown = [v for v in values if v not in CALLER_TIER_NAMES]
     if unknown:
         raise InvalidInput(f"{field} names unknown caller tiers {unknown}", field=field)
-    return [TIER_NAMES[int(v)] for v in values]
+    return [CALLER_TIER_NAMES[v] for v in values]
 
 
 def policy_from_proto(policy: authoring_pb2.WritePolicy) -> WritePolicy:
@@ -125,9 +99,9 @@ def policy_from_proto(policy: authoring_pb2.WritePolicy) -> WritePolicy:
 
 def policy_proto(policy: WritePolicy) -> authoring_pb2.WritePolicy:
     return authoring_pb2.WritePolicy(
-        writers=sorted(TIER_VALUES[t] for t in policy.writers),
-        pinners=sorted(TIER_VALUES[t] for t in policy.pinners),
-        wing_creators=sorted(TIER_VALUES[t] for t in policy.wing_creators),
+        writers=sorted(CALLER_TIER_VALUES[t] for t in policy.writers),
+        pinners=sorted(CALLER_TIER_VALUES[t] for t in policy.pinners),
+        wing_creators=sorted(CALLER_TIER_VALUES[t] for t in policy.wing_creators),
         forbidden_types={
             tier: authoring_pb2.MemoryTypeList(memory_types=sorted(types))
             for tier, types in policy.forbidden_types.items()

@@ -17,7 +17,6 @@ from engram.v1 import authoring_pb2
 from services.authoring.compose import invoker_for
 from services.authoring.convert import mode_of, prompt_proto, tier_of
 from services.authoring.core import (
-    TIER_ADMIN,
     ComposeChunk,
     ComposeInput,
     diff_prompts,
@@ -27,6 +26,7 @@ from services.authoring.deps import AuthoringDeps
 from services.authoring.invokers import ProviderSpec, key_provider
 from services.authoring.state import Provider
 from services.runtime.errors import EngramError, PermissionDenied
+from services.vocabulary import TIER_ADMIN
 
 _SMOKE_SESSION = "smoke-test"
 _SMOKE_CHUNKS = (

@@ -18,13 +18,14 @@ from dataclasses import dataclass, replace
 
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
-from services.authoring.convert import PIN_NAMES, PIN_VALUES, draft_input, mode_of, tier_of
+from services.authoring.convert import draft_input, mode_of, tier_of
 from services.authoring.core import DraftInput, Validation, validate_draft
 from services.authoring.core.claims import ClaimDifference, claim_difference
 from services.authoring.core.rules import check_pinned_change, signing_hint
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
+from services.vocabulary.enums import PIN_NAMES, PIN_VALUES
 
 MAX_REASON_CHARS = 500
 MAX_ATTRIBUTES = 32

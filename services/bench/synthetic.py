@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from engram.v1 import common_pb2
 
-from services.retrieval.core.constants import V2_TYPES
+from services.vocabulary import V2_TYPES
 
 MIN_WORDS = 15
 MAX_WORDS = 60

@@ -11,7 +11,8 @@ from typing import Any
 
 from engram.v1 import common_pb2
 
-from services.retrieval.pool.records import PIN_VALUES, to_timestamp
+from services.retrieval.pool.records import to_timestamp
+from services.vocabulary.enums import PIN_VALUES
 
 # The sets are written as of this day ("Take now to be 2026-07-01").
 THESIS_NOW = datetime(2026, 7, 1, tzinfo=UTC)
@@ -47,7 +48,7 @@ def _drawer(raw: dict[str, Any]) -> common_pb2.Drawer:
         id=raw["id"],
         content=raw["content"],
         memory_type=raw["memory_type"],
-        pin_status=PIN_VALUES[raw.get("pin_status", "active")],  # type: ignore[arg-type]
+        pin_status=PIN_VALUES[raw.get("pin_status", "active")],
         wing=raw.get("wing", ""),
         room=raw.get("room", ""),
         topic=raw.get("topic", ""),

@@ -9,9 +9,10 @@ from services.retrieval import convert
 from services.retrieval.core.packing import PackCandidate, SessionInfo, build_pack
 from services.retrieval.deps import RetrievalDeps
 from services.retrieval.pool import DrawerPool
-from services.retrieval.pool.records import PIN_NAMES, to_datetime
+from services.retrieval.pool.records import to_datetime
 from services.retrieval.search import SearchOutcome, SearchSpec, StoreView
 from services.runtime.errors import InvalidInput
+from services.vocabulary.enums import PIN_NAMES
 
 # More candidates than fit in any budget, so the pack can skip a long drawer for shorter ones.
 PACK_CANDIDATES = 50

@@ -9,22 +9,13 @@ from engram.v1 import common_pb2, retrieval_pb2
 
 from services.retrieval.core import DampeningProfile, ScoreBreakdown
 from services.retrieval.pool.mirror import FacetCounts, MetaFilter
-from services.retrieval.pool.records import PIN_NAMES, to_datetime
+from services.retrieval.pool.records import to_datetime
 from services.retrieval.search import SearchSpec, StoreView
 from services.runtime.stores import validate_store_name
+from services.vocabulary import DEFAULT_MODE
+from services.vocabulary.enums import AUTHORITY_TIER_NAMES, MODE_NAMES, PIN_NAMES
+from services.vocabulary.names import AUTHORITY_WORKER
 
-_MODES = {
-    common_pb2.DEPLOYMENT_MODE_UNSPECIFIED: "default",
-    common_pb2.DEPLOYMENT_MODE_DEFAULT: "default",
-    common_pb2.DEPLOYMENT_MODE_COMPANION: "companion",
-}
-_TIERS = {
-    common_pb2.AUTHORITY_TIER_UNSPECIFIED: "worker",
-    common_pb2.AUTHORITY_TIER_DIRECTIVE: "directive",
-    common_pb2.AUTHORITY_TIER_ADVISORY: "advisory",
-    common_pb2.AUTHORITY_TIER_EXECUTION: "execution",
-    common_pb2.AUTHORITY_TIER_WORKER: "worker",
-}
 _RANKERS = {
     retrieval_pb2.RANKER_MODE_UNSPECIFIED: "full",
     retrieval_pb2.RANKER_MODE_FULL: "full",
@@ -41,10 +32,13 @@ def store_view(store: common_pb2.StoreContext) -> StoreView:
     profile = store.authority_profile
     return StoreView(
         name=store.name,
-        mode=_MODES.get(store.deployment_mode, "default"),
+        mode=MODE_NAMES.get(store.deployment_mode, DEFAULT_MODE),
         legacy_authority=store.legacy_authority,
-        authority_profile={a: _TIERS.get(t, "worker") for a, t in profile.tiers_by_author.items()},
-        default_tier=_TIERS.get(profile.default_tier, "worker"),
+        authority_profile={
+            a: AUTHORITY_TIER_NAMES.get(t, AUTHORITY_WORKER)
+            for a, t in profile.tiers_by_author.items()
+        },
+        default_tier=AUTHORITY_TIER_NAMES.get(profile.default_tier, AUTHORITY_WORKER),
         n_results=store.defaults.n_results if store.defaults.HasField("n_results") else None,
         min_score=store.defaults.min_score if store.defaults.HasField("min_score") else None,
     )

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.retrieval.core.intent import IntentModel
-from services.retrieval.core.library import library_for
 from services.runtime import textclass_training as training
+from services.vocabulary import library_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = REPO_ROOT / "eval" / "sets" / "intent"

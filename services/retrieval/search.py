@@ -29,8 +29,6 @@ from services.retrieval.core import (
     Ranking,
     ScoredCandidate,
     ScoringContext,
-    TypeLibrary,
-    library_for,
     load_intent_model,
     rank,
     select,
@@ -40,6 +38,7 @@ from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
 from services.runtime.queries import check_query_text
+from services.vocabulary import TypeLibrary, library_for
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from engram.v1 import common_pb2, retrieval_pb2
 from services.embedder.client import EmbedderClient
 from services.retrieval.core import bumped_salience
 from services.retrieval.pool import DrawerPool
-from services.retrieval.pool.records import PIN_NAMES, content_hash, to_datetime, to_timestamp
+from services.retrieval.pool.records import content_hash, to_datetime, to_timestamp
 from services.runtime.errors import InvalidInput, NotFound
+from services.vocabulary.enums import PIN_NAMES
 
 DRAWER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 MAX_CONTENT_CHARS = 16_384

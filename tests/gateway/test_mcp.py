@@ -26,7 +26,7 @@ from services.authoring.invokers import ApiKeys
 from services.authoring.server import create_server as create_authoring_server
 from services.authoring.settings import AuthoringSettings
 from services.embedder.client import EmbedderClient
-from services.retrieval.core.library import COMPANION_LIBRARY, DEFAULT_LIBRARY
+from services.vocabulary import COMPANION_LIBRARY, DEFAULT_LIBRARY
 from tests.gateway.conftest import Api, Tiers, gateway_settings, running_gateway
 
 TOOLS = {

@@ -73,19 +73,22 @@ async def test_bridge_lists_tools_and_searches(served: Served, store_name: str) 
     assert written.status_code in (200, 201), written.text
     drawer_id = written.json()["drawer"]["id"]
 
-    async with Client(build_server(lambda: api.app.state.gateway)) as local:
+    read_token = await api.token("read", store_name)
+    reader = api.app.state.gateway.authenticate(read_token)
+    async with Client(build_server(lambda: api.app.state.gateway, principal=reader)) as local:
         in_process = {tool.name: tool for tool in (await local.list_tools()).tools}
 
     params = StdioServerParameters(
         command=BRIDGE[0],
         args=BRIDGE[1:],
-        env=_bridge_env(served.url, await api.token("read", store_name)),
+        env=_bridge_env(served.url, read_token),
         cwd=str(REPO),
     )
     async with Client(params, read_timeout_seconds=60) as bridge:
         assert bridge.instructions and "third person" in bridge.instructions
         tools = (await bridge.list_tools()).tools
-        assert {tool.name for tool in tools} == TOOLS
+        # The tools this read token may use, exactly as the gateway offers them to it.
+        assert {tool.name for tool in tools} == set(in_process) < TOOLS
         for tool in tools:  # relayed as the gateway serves them, not re-declared
             assert tool.input_schema == in_process[tool.name].input_schema, tool.name
             assert tool.description == in_process[tool.name].description, tool.name

@@ -67,7 +67,7 @@ from services.authoring.core.rules import (
     slugify,
 )
 from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
-from services.retrieval.core.constants import COMPANION_MODE, PIN_ACTIVE
+from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
 EXTRACTIVE_MODEL: Final = "extractive-v2"  # bump when the rules below change what is emitted

@@ -36,8 +36,8 @@ from typing import Final, NamedTuple, Protocol, runtime_checkable
 
 from services.authoring.core._text import normalise_space
 from services.authoring.core.rules import DraftInput, library_of
-from services.retrieval.core.constants import DEFAULT_MODE, PIN_ACTIVE, PIN_STATUSES
 from services.runtime.errors import InvalidInput
+from services.vocabulary import DEFAULT_MODE, PIN_ACTIVE, PIN_STATUSES
 
 
 class MalformedOutput(InvalidInput):

@@ -19,9 +19,8 @@ from types import MappingProxyType
 from typing import Final
 
 from services.authoring.core.rules import DEFAULT_DRAFT_RULES, DraftRules
-from services.retrieval.core.constants import COMPANION_MODE, DEFAULT_MODE, MODES
-from services.retrieval.core.library import library_for
 from services.runtime.errors import InvalidInput
+from services.vocabulary import COMPANION_MODE, DEFAULT_MODE, MODES, library_for
 
 DEFAULT_PROMPT_VERSION: Final = "default-v2"
 COMPANION_PROMPT_VERSION: Final = "companion-v2"

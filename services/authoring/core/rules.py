@@ -38,14 +38,18 @@ from services.authoring.core._text import (
     signature_in,
     split_sentences,
 )
-from services.retrieval.core.constants import MODES, PIN_ACTIVE, PIN_PINNED, PIN_STATUSES
-from services.retrieval.core.library import TypeLibrary, library_for
 from services.runtime.errors import InvalidInput, PermissionDenied
-
-TIER_READ: Final = "read"
-TIER_WRITE: Final = "write"
-TIER_ADMIN: Final = "admin"
-TIERS: Final = (TIER_READ, TIER_WRITE, TIER_ADMIN)
+from services.vocabulary import (
+    MODES,
+    PIN_ACTIVE,
+    PIN_PINNED,
+    PIN_STATUSES,
+    TIER_ADMIN,
+    TIER_WRITE,
+    TIERS,
+    TypeLibrary,
+    library_for,
+)
 
 _WING: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,31}")
 _ROOM_NAME: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")

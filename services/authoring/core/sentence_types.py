@@ -19,8 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from services.retrieval.core.constants import COMPANION_MODE, COMPANION_TYPES, V2_TYPES
 from services.runtime.textclass import LinearTextClassifier, learned_from_json
+from services.vocabulary import COMPANION_MODE, COMPANION_TYPES, V2_TYPES
 
 MODEL_DIR: Final = Path(__file__).with_name("type_models")
 NOT_A_MEMORY: Final = "none"

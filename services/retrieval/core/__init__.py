@@ -1,4 +1,5 @@
 """The retrieval tier's pure core: the 6-signal scorer, its constants, and intent guessing.
+The type libraries it scores with are the shared vocabulary (`services.vocabulary`).
 
 No I/O and no gRPC here; the servicer translates protobuf to these types and back.
 """
@@ -12,12 +13,6 @@ from services.retrieval.core.dampening import (
     entropy,
 )
 from services.retrieval.core.intent import IntentGuess, IntentModel, load_intent_model
-from services.retrieval.core.library import (
-    COMPANION_LIBRARY,
-    DEFAULT_LIBRARY,
-    TypeLibrary,
-    library_for,
-)
 from services.retrieval.core.salience import bumped_salience, effective_salience, salience_weight
 from services.retrieval.core.scoring import (
     Candidate,
@@ -35,8 +30,6 @@ from services.retrieval.core.scoring import (
 )
 
 __all__ = [
-    "COMPANION_LIBRARY",
-    "DEFAULT_LIBRARY",
     "Candidate",
     "DampeningProfile",
     "IntentGuess",
@@ -48,7 +41,6 @@ __all__ = [
     "ScoredCandidate",
     "ScoringContext",
     "SignalDampening",
-    "TypeLibrary",
     "bumped_salience",
     "confidence_level",
     "damp",
@@ -58,7 +50,6 @@ __all__ = [
     "effective_salience",
     "entropy",
     "is_diary_room",
-    "library_for",
     "load_intent_model",
     "rank",
     "salience_weight",

@@ -1,9 +1,10 @@
 """Every number the retrieval scorer uses, in one place, each with the reason it exists.
 
-The two type × intent matrices are copied verbatim from the scoring design (docs: Scoring,
-Modes); their cells are product-of-mechanism, never hand-tuned per benchmark. Everything a
-later evaluation may tune (`DEFAULT_MIN_RELEVANCE`, the fusion and topical constants) is a
-named constant here so the change is one line with a reason, not a hunt through the scorer.
+The type libraries and their type × intent matrices (copied verbatim from the scoring design;
+their cells are product-of-mechanism, never hand-tuned per benchmark) are the shared
+vocabulary in `services.vocabulary`. Everything a later evaluation may tune
+(`DEFAULT_MIN_RELEVANCE`, the fusion and topical constants) is a named constant here so the
+change is one line with a reason, not a hunt through the scorer.
 
 Maps are read-only (`MappingProxyType`): a module-level table that a caller can mutate would
 be hidden global state shared by every store.
@@ -17,123 +18,9 @@ from types import MappingProxyType
 from typing import Final
 
 from services.runtime import fusion
-
-# ---------------------------------------------------------------- deployment modes
-
-# The per-store literal that picks the type library; the mode is a property of the store.
-DEFAULT_MODE: Final = "default"
-COMPANION_MODE: Final = "companion"
-MODES: Final = (DEFAULT_MODE, COMPANION_MODE)
-
-# Intent every unknown or foreign intent falls back to: it exists in both libraries.
-GENERAL_INTENT: Final = "general"
-
-# ---------------------------------------------------------------- type libraries
-
-# The v2 multi-agent vocabulary: agile work artifacts plus the ADR shape, deployment-agnostic.
-V2_TYPES: Final = (
-    "architecture",
-    "workflow",
-    "implementation",
-    "decision",
-    "bug",
-    "spike",
-    "retrospective",
-    "acceptance",
-    "directive",
-    "observation",
-)
-
-# Pre-v2 types stay writable and scorable for back-compat; new authoring should prefer v2.
-LEGACY_TYPES: Final = ("fact", "consequence", "inference", "opinion")
-
-# The default library is both together: 14 types, so type's H_max is log(14).
-DEFAULT_TYPES: Final = V2_TYPES + LEGACY_TYPES
-
-# Companion speech acts, in the priority order the `general` column encodes.
-COMPANION_TYPES: Final = ("want", "preference", "opinion", "observation")
-
-# Multi-agent question kinds, from the same engineering-work taxonomy as the types.
-DEFAULT_INTENTS: Final = ("planning", "design", "debugging", "review", "history", GENERAL_INTENT)
-
-# Companion question kinds: what the agent is asking about its one user.
-COMPANION_INTENTS: Final = (
-    "procedural",
-    "preference",
-    "reflection",
-    "state_check",
-    "recall",
-    GENERAL_INTENT,
-)
-
-
-def _matrix(
-    intents: tuple[str, ...], rows: dict[str, tuple[float, ...]]
-) -> Mapping[str, Mapping[str, float]]:
-    """Freeze a type → (one value per intent, in `intents` order) table into nested maps."""
-    frozen: dict[str, Mapping[str, float]] = {}
-    for memory_type, values in rows.items():
-        if len(values) != len(intents):
-            raise ValueError(f"row {memory_type!r} has {len(values)} cells, not {len(intents)}")
-        frozen[memory_type] = MappingProxyType(dict(zip(intents, values, strict=True)))
-    return MappingProxyType(frozen)
-
-
-# How relevant each kind of claim is to each kind of question (seed: "v2 library" + "legacy").
-DEFAULT_TYPE_MULTIPLIER: Final = _matrix(
-    DEFAULT_INTENTS,
-    {
-        #                 planning design debugging review history general
-        "architecture": (1.40, 1.30, 0.60, 1.00, 1.00, 1.00),
-        "workflow": (1.20, 1.10, 0.80, 1.00, 1.00, 1.00),
-        "implementation": (1.00, 0.80, 1.00, 1.00, 1.20, 1.00),
-        "decision": (1.30, 1.50, 0.70, 1.10, 1.00, 1.10),
-        "bug": (0.80, 0.70, 1.50, 1.20, 1.00, 1.00),
-        "spike": (1.10, 1.20, 1.20, 1.00, 1.00, 1.00),
-        "retrospective": (1.00, 0.90, 1.00, 1.50, 1.30, 1.00),
-        "acceptance": (0.90, 0.80, 0.90, 1.30, 1.20, 1.00),
-        "directive": (1.50, 1.20, 0.90, 1.10, 1.00, 1.20),
-        "observation": (0.90, 0.80, 1.00, 0.90, 1.00, 1.00),
-        "fact": (1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
-        "consequence": (1.00, 1.00, 1.00, 1.00, 1.00, 1.00),
-        "inference": (0.85, 0.90, 0.95, 0.95, 1.00, 0.95),
-        "opinion": (0.70, 0.70, 0.75, 0.80, 0.90, 0.80),
-    },
-)
-
-# Each companion intent amplifies its primary speech act (seed: "companion · type × intent").
-COMPANION_TYPE_MULTIPLIER: Final = _matrix(
-    COMPANION_INTENTS,
-    {
-        #              procedural preference reflection state_check recall general
-        "want": (1.50, 1.10, 1.00, 1.10, 1.00, 1.30),
-        "preference": (1.10, 1.50, 1.10, 1.00, 1.00, 1.20),
-        "opinion": (1.00, 1.00, 1.50, 1.00, 0.90, 1.10),
-        "observation": (0.90, 0.90, 1.00, 1.40, 1.40, 1.00),
-    },
-)
-
-# A type outside the store's library is scored neutrally: no claim about it was ever made.
-UNKNOWN_TYPE_MULTIPLIER: Final = 1.0
+from services.vocabulary import COMPANION_MODE, DEFAULT_MODE
 
 # ---------------------------------------------------------------- confidence
-
-# Confidence is a thin backup signal; it only tilts where the type is itself a hedged claim.
-# Default library: inference and opinion are unverified beliefs, so they sit one and two
-# confidence levels below certain (0.8, 0.6 land in distinct bins of the 5-level scale,
-# which is what lets the dampened signal see them); every other type is 1.0.
-DEFAULT_TYPE_CONFIDENCE: Final[Mapping[str, float]] = MappingProxyType(
-    {memory_type: 1.0 for memory_type in DEFAULT_TYPES} | {"inference": 0.8, "opinion": 0.6}
-)
-
-# Companion: a speech act records faithfully what the user expressed (their opinion is
-# really their opinion), so nothing here is hedged; the matrix already orders the acts.
-COMPANION_TYPE_CONFIDENCE: Final[Mapping[str, float]] = MappingProxyType(
-    {memory_type: 1.0 for memory_type in COMPANION_TYPES}
-)
-
-# Unknown types and drawers without their own value are taken at face value.
-UNKNOWN_TYPE_CONFIDENCE: Final = 1.0
 
 # The confidence schema is a 5-level scale (0.2 · 0.4 · 0.6 · 0.8 · 1.0); H_max = log(levels).
 CONFIDENCE_LEVELS: Final = 5
@@ -211,15 +98,8 @@ KEYWORD_BOOST: Final = fusion.KEYWORD_BOOST
 # Personal notes must not out-rank canonical answers; small because it fixes one noise pattern.
 DIARY_PENALTY: Final = 0.85
 
-# A drawer is a diary note when its room name contains this (case-insensitive).
-DIARY_ROOM_MARKER: Final = "diary"
-
-# Historical questions are where diary notes belong (seed: "historical queries (recall,
-# reflection)"): history in the default library, recall and reflection in companion.
-DIARY_EXEMPT_INTENTS: Final = frozenset({"history", "recall", "reflection"})
-
-# Deprecated drawers bind as excluded except when the question is about the past.
-DEPRECATED_VISIBLE_INTENTS: Final = frozenset({"history"})
+# Which rooms are diaries, which intents see diary notes and deprecated drawers at full
+# weight: conventions every face teaches, in `services.vocabulary.libraries`.
 
 # ---------------------------------------------------------------- result size and silence
 
@@ -289,13 +169,6 @@ RANKER_COSINE: Final = "cosine"
 RANKER_KEYWORD: Final = "keyword"
 RANKER_DENSE: Final = "dense"
 RANKERS: Final = (RANKER_FULL, RANKER_HYBRID, RANKER_COSINE, RANKER_KEYWORD, RANKER_DENSE)
-
-# ---------------------------------------------------------------- pin status
-
-PIN_ACTIVE: Final = "active"
-PIN_PINNED: Final = "pinned"
-PIN_DEPRECATED: Final = "deprecated"
-PIN_STATUSES: Final = (PIN_ACTIVE, PIN_PINNED, PIN_DEPRECATED)
 
 # ---------------------------------------------------------------- intent classifier
 

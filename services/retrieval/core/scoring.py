@@ -70,15 +70,9 @@ from services.retrieval.core.constants import (
     DEFAULT_MIN_RELEVANCE,
     DEFAULT_N_RESULTS_BY_MODE,
     DEPRECATED_FACTOR,
-    DEPRECATED_VISIBLE_INTENTS,
-    DIARY_EXEMPT_INTENTS,
     DIARY_PENALTY,
-    DIARY_ROOM_MARKER,
     KEYWORD_BOOST,
     NARRATIVE_REPEAT_FACTOR,
-    PIN_DEPRECATED,
-    PIN_PINNED,
-    PIN_STATUSES,
     PINNED_FACTOR,
     RANKER_COSINE,
     RANKER_DENSE,
@@ -93,7 +87,6 @@ from services.retrieval.core.constants import (
     W_CONF,
 )
 from services.retrieval.core.dampening import DampeningProfile, SignalDampening, confidence_level
-from services.retrieval.core.library import TypeLibrary, library_for
 from services.retrieval.core.salience import effective_salience, salience_weight
 from services.retrieval.core.topical import TopicalMember, neighbourhoods
 from services.runtime.fusion import (
@@ -101,6 +94,12 @@ from services.runtime.fusion import (
     keyword_coverage,
     keyword_evidence,
     keyword_scale,
+)
+from services.vocabulary import PIN_DEPRECATED, PIN_PINNED, PIN_STATUSES, TypeLibrary, library_for
+from services.vocabulary.libraries import (
+    DEPRECATED_VISIBLE_INTENTS,
+    DIARY_EXEMPT_INTENTS,
+    DIARY_ROOM_MARKER,
 )
 
 PinStatus = Literal["active", "pinned", "deprecated"]

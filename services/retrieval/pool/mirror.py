@@ -12,7 +12,8 @@ from datetime import datetime
 from engram.v1 import common_pb2
 
 from services.retrieval.core import Candidate, effective_salience
-from services.retrieval.pool.records import PIN_NAMES, epoch, to_datetime
+from services.retrieval.pool.records import epoch, to_datetime
+from services.vocabulary.enums import PIN_NAMES
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,7 @@ from engram.v1 import common_pb2
 from google.protobuf import json_format
 from google.protobuf.timestamp_pb2 import Timestamp
 
-PIN_NAMES: dict[int, str] = {
-    common_pb2.PIN_STATUS_UNSPECIFIED: "active",
-    common_pb2.PIN_STATUS_ACTIVE: "active",
-    common_pb2.PIN_STATUS_PINNED: "pinned",
-    common_pb2.PIN_STATUS_DEPRECATED: "deprecated",
-}
-PIN_VALUES: dict[str, int] = {
-    "active": common_pb2.PIN_STATUS_ACTIVE,
-    "pinned": common_pb2.PIN_STATUS_PINNED,
-    "deprecated": common_pb2.PIN_STATUS_DEPRECATED,
-}
+from services.vocabulary.enums import PIN_NAMES
 
 
 def content_hash(content: str) -> str:

@@ -6,8 +6,8 @@ import pytest
 
 from services.authoring.core import DraftRules, default_prompt, diff_prompts
 from services.authoring.core.prompts import TYPE_GUIDANCE
-from services.retrieval.core import library_for
 from services.runtime.errors import InvalidInput
+from services.vocabulary import library_for
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from services.authoring.core import (
     validate_draft,
 )
 from services.authoring.core.rules import names_someone, signing_hint
-from services.retrieval.core import COMPANION_LIBRARY, DEFAULT_LIBRARY
 from services.runtime.errors import InvalidInput, PermissionDenied
+from services.vocabulary import COMPANION_LIBRARY, DEFAULT_LIBRARY
 
 WINGS = ("projects", "philosophy", "people")
 CONTENT = "The Architect decided that the API returns 404 for missing drawers."

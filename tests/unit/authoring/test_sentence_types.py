@@ -12,8 +12,8 @@ from services.authoring.core.sentence_types import (
     type_labels,
 )
 from services.authoring.type_training import data_files, load_sentences
-from services.retrieval.core.constants import COMPANION_TYPES, V2_TYPES
 from services.runtime.textclass_training import data_digest
+from services.vocabulary import COMPANION_TYPES, V2_TYPES
 
 LIBRARIES = ["default", "companion"]
 

@@ -22,8 +22,8 @@ from services.bench.synthetic import (
     synthetic_drawers,
     synthetic_queries,
 )
-from services.retrieval.core.constants import DEFAULT_INTENTS, V2_TYPES
 from services.retrieval.writes import DRAWER_ID
+from services.vocabulary import DEFAULT_INTENTS, V2_TYPES
 
 
 def test_the_same_seed_gives_the_same_drawers_and_another_seed_others() -> None:

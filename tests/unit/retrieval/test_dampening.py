@@ -7,7 +7,6 @@ import math
 import pytest
 
 from services.retrieval.core import (
-    DEFAULT_LIBRARY,
     DampeningProfile,
     SignalDampening,
     confidence_level,
@@ -15,6 +14,7 @@ from services.retrieval.core import (
     dampen,
     entropy,
 )
+from services.vocabulary import DEFAULT_LIBRARY
 
 
 def test_entropy_of_nothing_or_one_value_is_zero() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services.retrieval.core import library_for
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
 from services.retrieval.core.intent import IntentModel, load_intent_model
 from services.retrieval.intent_training import data_files, load_queries
 from services.runtime.textclass_training import data_digest
+from services.vocabulary import library_for
 
 
 def _two_word_model(strength: float) -> IntentModel:

@@ -1,7 +1,7 @@
 """Type libraries: every matrix cell equals the design's number, and fallbacks are neutral.
 
 The expected tables below are typed in from the scoring design (Scoring: "v2 library",
-"legacy library"; Modes: "companion · type × intent"), independently of constants.py, so a
+"legacy library"; Modes: "companion · type × intent"), independently of services/vocabulary, so a
 mistyped constant fails here rather than being compared with itself.
 """
 
@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from services.retrieval.core import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary, library_for
+from services.vocabulary import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary, library_for
 
 DEFAULT_TABLE = """
 type            planning design debugging review history general

@@ -1,0 +1,38 @@
+"""Names every tier speaks: pin statuses, caller tiers, authority tiers.
+
+Strings, not proto enums: the cores work on these; `services.vocabulary.enums` maps them to
+and from the proto enums at the edges.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---------------------------------------------------------------- pin status
+
+PIN_ACTIVE: Final = "active"
+PIN_PINNED: Final = "pinned"
+PIN_DEPRECATED: Final = "deprecated"
+PIN_STATUSES: Final = (PIN_ACTIVE, PIN_PINNED, PIN_DEPRECATED)
+
+# ---------------------------------------------------------------- caller tiers
+
+# What a token may do: read; write (drawers, raw memories, files, compose); admin (everything).
+TIER_READ: Final = "read"
+TIER_WRITE: Final = "write"
+TIER_ADMIN: Final = "admin"
+TIERS: Final = (TIER_READ, TIER_WRITE, TIER_ADMIN)
+
+# ---------------------------------------------------------------- authority tiers
+
+# An author's standing in a store's authority profile, strongest first (seed: Authority).
+AUTHORITY_DIRECTIVE: Final = "directive"
+AUTHORITY_ADVISORY: Final = "advisory"
+AUTHORITY_EXECUTION: Final = "execution"
+AUTHORITY_WORKER: Final = "worker"
+AUTHORITY_TIERS: Final = (
+    AUTHORITY_DIRECTIVE,
+    AUTHORITY_ADVISORY,
+    AUTHORITY_EXECUTION,
+    AUTHORITY_WORKER,
+)
