@@ -1,9 +1,9 @@
 """Vector-store benchmarks: write throughput, query latency, ANN recall and index builds.
 
-`make bench` calls `bench_vector_store`; by hand:
+Run by hand (the engine-level figures behind decision 0005; `make bench` measures the tiers):
 
-    python -m services.runtime.vectorstore.bench --backend edge --n 10000 --dim 384
-    python -m services.runtime.vectorstore.bench --ann --vectors /tmp/engram-ann.npy --n 100000
+    python -m services.bench.vectorstore --backend edge --n 10000 --dim 384
+    python -m services.bench.vectorstore --ann --vectors /tmp/engram-ann.npy --n 100000
 
 `bench_vector_store` uses seeded Gaussian noise, which is harder for HNSW than real
 embeddings (no cluster structure), so its recall is a floor. `bench_ann` uses real MiniLM
