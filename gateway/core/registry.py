@@ -26,6 +26,10 @@ _MAX_DESCRIPTION = 2000
 _MAX_N_RESULTS = 1000
 
 
+# What a caller of any face does about an unknown store, in no one face's words.
+_NEXT_STEP = "list_stores names the stores this token can use; an admin token creates new ones"
+
+
 class StoreRegistry:
     """The stores of one gateway, backed by `<state_dir>/stores.json`."""
 
@@ -97,7 +101,7 @@ class StoreRegistry:
         with self._lock:
             info = self._stores.get(name)
             if info is None:
-                raise NotFound(f"no store {name!r}: create it with POST /v1/stores")
+                raise NotFound(f"no store {name!r}: {_NEXT_STEP}")
             return _copy(info)
 
     def context(self, name: str) -> common_pb2.StoreContext:
@@ -140,7 +144,7 @@ class StoreRegistry:
         with self._lock:
             old = self._stores.get(request.name)
             if old is None:
-                raise NotFound(f"no store {request.name!r}: create it with POST /v1/stores")
+                raise NotFound(f"no store {request.name!r}: {_NEXT_STEP}")
             info = _copy(old)
             spec = info.spec
             if request.HasField("deployment_mode"):
