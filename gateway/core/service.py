@@ -85,7 +85,9 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
 
         async def count(info: gateway_pb2.StoreInfo) -> None:
             async with gate:
-                info.drawer_count = await self._drawer_count(principal, info.spec.name)
+                stats = await self._live_stats(principal, info.spec.name)
+            if stats is not None:
+                info.drawer_count = stats.drawers
 
         await asyncio.gather(*(count(info) for info in stores if info.open))
         return gateway_pb2.ListStoresResponse(stores=stores)
@@ -97,17 +99,26 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         principal.require_store(request.name)
         info = self.registry.get(request.name)
         if info.open:
-            info.drawer_count = await self._drawer_count(principal, request.name)
+            stats = await self._live_stats(principal, request.name)
+            if stats is not None:
+                info.drawer_count = stats.drawers
+                info.search_defaults.CopyFrom(stats.search_defaults)
         return info
 
-    async def _drawer_count(self, principal: Principal, name: str) -> int:
+    async def _live_stats(
+        self, principal: Principal, name: str
+    ) -> retrieval_pb2.StatsResponse | None:
+        """The retrieval tier's stats of a store; None (and a warning) when it cannot answer:
+        the registry entry is still worth showing."""
         stats = retrieval_pb2.StatsRequest(store=common_pb2.StoreContext(name=name))
         try:
-            answer = await self._store_call(principal, "stats", stats, self._tiers.retrieval.Stats)
-        except Unavailable as error:  # the registry entry is still worth showing
-            logger.warning("no drawer count for store %s: %s", name, error.message)
-            return 0
-        return int(answer.drawers)
+            answer: retrieval_pb2.StatsResponse = await self._store_call(
+                principal, "stats", stats, self._tiers.retrieval.Stats
+            )
+        except Unavailable as error:
+            logger.warning("no live figures for store %s: %s", name, error.message)
+            return None
+        return answer
 
     async def update_store(
         self, principal: Principal, request: gateway_pb2.UpdateStoreRequest

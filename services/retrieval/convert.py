@@ -7,12 +7,17 @@ from datetime import datetime
 
 from engram.v1 import common_pb2, retrieval_pb2
 
-from services.retrieval.core import DampeningProfile, ScoreBreakdown
+from services.retrieval.core import (
+    DampeningProfile,
+    ScoreBreakdown,
+    default_min_relevance,
+    default_n_results,
+)
 from services.retrieval.pool.mirror import FacetCounts, MetaFilter
 from services.retrieval.pool.records import to_datetime
 from services.retrieval.search import SearchSpec, StoreView
 from services.runtime.stores import validate_store_name
-from services.vocabulary import DEFAULT_MODE
+from services.vocabulary import DEFAULT_MODE, library_for
 from services.vocabulary.enums import AUTHORITY_TIER_NAMES, MODE_NAMES, PIN_NAMES
 from services.vocabulary.names import AUTHORITY_WORKER
 
@@ -42,6 +47,21 @@ def store_view(store: common_pb2.StoreContext) -> StoreView:
         n_results=store.defaults.n_results if store.defaults.HasField("n_results") else None,
         min_score=store.defaults.min_score if store.defaults.HasField("min_score") else None,
     )
+
+
+def search_defaults(view: StoreView) -> common_pb2.SearchDefaults:
+    """What a search of this store does with the fields a request leaves unset."""
+    library = library_for(view.mode)
+    defaults = common_pb2.SearchDefaults(
+        n_results=view.n_results if view.n_results is not None else default_n_results(view.mode),
+        min_relevance=default_min_relevance(view.mode),
+        library=library.name,
+        memory_types=library.types,
+        intents=library.intents,
+    )
+    if view.min_score is not None:
+        defaults.min_score = view.min_score
+    return defaults
 
 
 def as_of(

@@ -151,7 +151,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def Stats(
         self, request: retrieval_pb2.StatsRequest, context: Context
     ) -> retrieval_pb2.StatsResponse:
-        pool, _ = await self._pool(request.store)
+        pool, view = await self._pool(request.store)
         metas = pool.metas()
         summary = salience_summary(metas, _now())
         return retrieval_pb2.StatsResponse(
@@ -167,6 +167,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             retrievals_recorded=sum(m.retrieval_count for m in metas),
             vector_backend=pool.vector_backend,
             ann_indexed=await asyncio.to_thread(lambda: pool.index.indexed),
+            search_defaults=convert.search_defaults(view),
         )
 
     # ------------------------------------------------------------------ search

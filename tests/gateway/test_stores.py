@@ -33,6 +33,21 @@ async def test_store_crud_round_trip(api: Api, store_name: str) -> None:
     assert shown.status_code == 200, shown.text
     assert shown.json()["spec"]["defaults"] == {"n_results": 3}
     assert int(shown.json()["drawer_count"]) == 0
+    in_force = shown.json()["search_defaults"]
+    assert in_force["n_results"] == 3, "the store's own default"
+    assert "min_score" not in in_force, "no floor on the score was set"
+    assert in_force["library"] == "companion" and 0 < in_force["min_relevance"] < 1
+    assert "want" in in_force["memory_types"] and "state_check" in in_force["intents"]
+    patched = await api.client.patch(
+        f"/v1/stores/{store_name}",
+        json={"defaults": {"min_score": 0.25}, "deployment_mode": "DEPLOYMENT_MODE_DEFAULT"},
+        headers=api.admin,
+    )
+    assert patched.status_code == 200, patched.text
+    shown = await api.client.get(f"/v1/stores/{store_name}", headers=api.admin)
+    in_force = shown.json()["search_defaults"]
+    assert in_force["library"] == "default" and in_force["min_score"] == 0.25
+    assert in_force["n_results"] == 3, "a patch keeps the defaults it does not name"
 
     again = await api.client.post(
         "/v1/stores", json={"spec": {"name": store_name}}, headers=api.admin
