@@ -1,5 +1,6 @@
 """What every gateway operation does before it calls a tier: the tier each operation needs
-(`REQUIRED_TIER`), the token's store scope, and the StoreContext filled in from the registry.
+(`REQUIRED_TIER`, from the operation table), the token's store scope, and the StoreContext
+filled in from the registry.
 
 Order of refusals: the tier, then the store scope, then whether the store exists and is
 open — so a token learns nothing about stores outside its scope.
@@ -8,85 +9,19 @@ open — so a token learns nothing about stores outside its scope.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from engram.v1 import authoring_pb2_grpc, common_pb2, corpus_pb2_grpc, retrieval_pb2_grpc
 from google.protobuf.message import Message
 
-from gateway.core.principal import Principal, Tier
+from gateway.core.operations import REQUIRED_TIER
+from gateway.core.principal import Principal
 from gateway.core.registry import StoreRegistry
 from services.runtime.errors import InvalidInput, TooLarge
 from services.runtime.grpc_client import call, domain_error
 
 R = TypeVar("R", bound=Message)
-
-_READ, _WRITE, _ADMIN = Tier.READ, Tier.WRITE, Tier.ADMIN
-
-# The tier each operation needs. Reads: gets, lists, searches, context packs, recording a
-# retrieval, job status. Writes: drawer and raw writes, files, ingest, compose, dry runs.
-# Admin: the store registry, tokens, import/export, prompt promotion, provider and policy.
-REQUIRED_TIER: Final[dict[str, Tier]] = {
-    "create_store": _ADMIN,
-    "list_stores": _READ,
-    "get_store": _READ,
-    "update_store": _ADMIN,
-    "delete_store": _ADMIN,
-    "create_token": _ADMIN,
-    "list_tokens": _ADMIN,
-    "revoke_token": _ADMIN,
-    "add_drawer": _WRITE,
-    "add_drawer_signed": _WRITE,
-    "update_drawer": _WRITE,
-    "delete_drawer": _WRITE,
-    "get_drawer": _READ,
-    "list_drawers": _READ,
-    "get_provenance": _READ,
-    "stats": _READ,
-    "export_drawers": _ADMIN,
-    "import_drawers": _ADMIN,
-    "search": _READ,
-    "search_batch": _READ,
-    "build_context_pack": _READ,
-    "record_retrieval": _READ,
-    "retrieval_usage": _READ,
-    "add_raw_memory": _WRITE,
-    "add_raw_session": _WRITE,
-    "search_raw": _READ,
-    "expand_raw": _READ,
-    "list_sessions": _READ,
-    "get_session_chunks": _READ,
-    "upload_file": _WRITE,
-    "get_file": _READ,
-    "list_files": _READ,
-    "get_tree": _READ,
-    "create_folder": _WRITE,
-    "rename_folder": _WRITE,
-    "delete_folder": _WRITE,
-    "move_file": _WRITE,
-    "delete_file": _WRITE,
-    "ingest_files": _WRITE,
-    "sync_source": _WRITE,
-    "search_source": _READ,
-    "query_document": _READ,
-    "compose": _WRITE,
-    "dry_run": _WRITE,
-    "walkback": _WRITE,
-    "create_prompt_version": _WRITE,
-    "list_prompt_versions": _READ,
-    "get_prompt_version": _READ,
-    "diff_prompt_versions": _READ,
-    "promote_prompt_version": _ADMIN,
-    "get_provider_config": _READ,
-    "set_provider_config": _ADMIN,
-    "smoke_test": _WRITE,
-    "get_write_policy": _READ,
-    "set_write_policy": _ADMIN,
-    "get_job": _READ,
-    "list_jobs": _READ,
-    "cancel_job": _WRITE,
-    "watch_job": _READ,
-}
 
 
 class Tiers:

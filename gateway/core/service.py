@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 
 from engram.v1 import common_pb2, gateway_pb2, retrieval_pb2
 
-from gateway.core.access import REQUIRED_TIER, Tiers
+from gateway.core.access import Tiers
 from gateway.core.authoring_ops import AuthoringOperations
 from gateway.core.corpus_ops import CorpusOperations
 from gateway.core.drawer_ops import DrawerOperations
 from gateway.core.jobs import JobBoard
+from gateway.core.operations import REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
 from gateway.core.registry import StoreRegistry
 from gateway.core.tokens import TokenRecord, TokenStore

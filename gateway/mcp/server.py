@@ -40,7 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from gateway.core.access import REQUIRED_TIER
+from gateway.core.operations import REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials

@@ -20,7 +20,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
-from gateway.core.access import REQUIRED_TIER
+from gateway.core.operations import REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from fastapi.routing import APIRoute, iter_route_contexts
 
+from gateway.core.operations import REQUIRED_TIER
 from gateway.core.principal import Tier
-from gateway.core.service import REQUIRED_TIER
 from tests.gateway.conftest import TIERS, Api
 
 PUBLIC = {

@@ -23,7 +23,7 @@ from google.protobuf import message_factory
 from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from gateway.core.access import REQUIRED_TIER
+from gateway.core.operations import REQUIRED_TIER
 from gateway.core.principal import Tier
 from gateway.core.service import Gateway
 from gateway.rpc.servicer import SERVICE, EngramServicer, operation_name

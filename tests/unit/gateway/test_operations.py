@@ -1,0 +1,87 @@
+"""The operation table read from the protos: every public RPC declares its tier and server,
+and what it declares is true of the tiers and of the gateway core."""
+
+from __future__ import annotations
+
+import pytest
+from engram.v1 import (
+    authoring_pb2,
+    common_pb2,
+    corpus_pb2,
+    gateway_pb2,
+    options_pb2,
+    retrieval_pb2,
+)
+from google.protobuf import descriptor_pb2
+
+from gateway.core.operations import OPERATIONS, REQUIRED_TIER, declaration, operation_name
+from gateway.core.principal import Tier
+from gateway.core.service import Gateway
+
+TIER_SERVICES = {
+    "retrieval": retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"],
+    "corpus": corpus_pb2.DESCRIPTOR.services_by_name["CorpusService"],
+    "authoring": authoring_pb2.DESCRIPTOR.services_by_name["AuthoringService"],
+}
+ENGRAM = gateway_pb2.DESCRIPTOR.services_by_name["Engram"]
+
+
+def test_every_public_rpc_is_an_operation_with_a_tier() -> None:
+    assert {op.rpc for op in OPERATIONS.values()} == {m.name for m in ENGRAM.methods}
+    assert set(REQUIRED_TIER) == set(OPERATIONS)
+    assert REQUIRED_TIER["search"] is Tier.READ
+    assert REQUIRED_TIER["add_drawer_signed"] is Tier.WRITE
+    assert REQUIRED_TIER["import_drawers"] is Tier.ADMIN
+
+
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_a_forwarded_operation_is_the_serving_tiers_rpc(name: str) -> None:
+    op = OPERATIONS[name]
+    if op.served_by == "gateway":
+        return
+    method = TIER_SERVICES[op.served_by].methods_by_name.get(op.rpc)
+    assert method is not None, f"{op.served_by} has no RPC {op.rpc} to forward {name} to"
+    assert method.input_type.full_name == op.request, f"{name}: request types differ"
+    assert method.output_type.full_name == op.response, f"{name}: response types differ"
+    assert (method.client_streaming, method.server_streaming) == (
+        op.client_streaming,
+        op.server_streaming,
+    ), f"{name}: streaming differs"
+
+
+def test_the_gateway_core_has_every_operation() -> None:
+    missing = sorted(name for name in OPERATIONS if not callable(getattr(Gateway, name, None)))
+    assert not missing, f"operations the gateway core does not implement: {missing}"
+
+
+def test_the_names_are_the_rpcs_in_snake_case() -> None:
+    assert operation_name("AddDrawerSigned") == "add_drawer_signed"
+    assert operation_name("Search") == "search"
+
+
+def _options(declared: options_pb2.OperationOptions | None) -> descriptor_pb2.MethodOptions:
+    options = descriptor_pb2.MethodOptions()
+    if declared is not None:
+        options.Extensions[options_pb2.operation].CopyFrom(declared)
+    return options
+
+
+@pytest.mark.parametrize(
+    ("declared", "refusal"),
+    [
+        (None, "declares no (engram.v1.operation)"),
+        (options_pb2.OperationOptions(served_by="gateway"), "declares no caller tier"),
+        (
+            options_pb2.OperationOptions(tier=common_pb2.CALLER_TIER_READ, served_by="elsewhere"),
+            "is served by 'elsewhere'",
+        ),
+    ],
+)
+def test_an_rpc_without_a_valid_declaration_is_refused(
+    declared: options_pb2.OperationOptions | None, refusal: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        declaration("Poke", _options(declared))
+    assert refusal in str(caught.value)
+    good = options_pb2.OperationOptions(tier=common_pb2.CALLER_TIER_WRITE, served_by="corpus")
+    assert declaration("Poke", _options(good)) == good
