@@ -15,7 +15,7 @@ import grpc
 from engram.v1 import authoring_pb2_grpc, common_pb2, corpus_pb2_grpc, retrieval_pb2_grpc
 from google.protobuf.message import Message
 
-from gateway.core.operations import REQUIRED_TIER
+from gateway.core.operations import REQUIRED_TIER, Operation
 from gateway.core.principal import Principal
 from gateway.core.registry import StoreRegistry
 from services.runtime.errors import InvalidInput, TooLarge
@@ -67,6 +67,13 @@ class TierCalls:
         context.caller_tier = int(principal.tier)  # type: ignore[assignment]
         context.caller_id = principal.token_id
         store.CopyFrom(context)
+
+    async def forward(self, operation: Operation, principal: Principal, request: Any) -> Any:
+        """Run `operation` as the table declares it: the serving tier's RPC of the same name,
+        after the tier and scope checks and with the registry's StoreContext."""
+        tier = getattr(self._tiers, operation.served_by)
+        rpc: Callable[..., Awaitable[Any]] = getattr(tier, operation.rpc)
+        return await self._store_call(principal, operation.name, request, rpc)
 
     async def _store_call(
         self,

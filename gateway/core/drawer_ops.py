@@ -1,5 +1,6 @@
-"""Drawer operations: writes through the authoring tier, reads, search and transfer through
-the retrieval tier."""
+"""Drawer operations the gateway does more than forward: JSONL export and import (streamed,
+bounded) and batched search. Every other drawer operation is forwarded as the operation table
+declares (`TierCalls.forward`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import cast
 
 import grpc
-from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
+from engram.v1 import retrieval_pb2
 
 from gateway.core.access import TierCalls
 from gateway.core.principal import Principal
@@ -16,65 +17,9 @@ from services.runtime.grpc_client import domain_error
 
 
 class DrawerOperations(TierCalls):
-    """Drawers, search, context packs, JSONL import and export."""
+    """JSONL import and export, batched search."""
 
-    # ------------------------------------------------------------------ drawers (authoring)
-
-    async def add_drawer(
-        self, principal: Principal, request: authoring_pb2.AddDrawerRequest
-    ) -> authoring_pb2.WriteDrawerResponse:
-        return await self._store_call(
-            principal, "add_drawer", request, self._tiers.authoring.AddDrawer
-        )
-
-    async def add_drawer_signed(
-        self, principal: Principal, request: authoring_pb2.AddDrawerSignedRequest
-    ) -> authoring_pb2.WriteDrawerResponse:
-        return await self._store_call(
-            principal, "add_drawer_signed", request, self._tiers.authoring.AddDrawerSigned
-        )
-
-    async def update_drawer(
-        self, principal: Principal, request: authoring_pb2.UpdateDrawerRequest
-    ) -> authoring_pb2.WriteDrawerResponse:
-        return await self._store_call(
-            principal, "update_drawer", request, self._tiers.authoring.UpdateDrawer
-        )
-
-    async def delete_drawer(
-        self, principal: Principal, request: authoring_pb2.DeleteDrawerRequest
-    ) -> authoring_pb2.DeleteDrawerResponse:
-        return await self._store_call(
-            principal, "delete_drawer", request, self._tiers.authoring.DeleteDrawer
-        )
-
-    async def get_provenance(
-        self, principal: Principal, request: authoring_pb2.GetProvenanceRequest
-    ) -> authoring_pb2.GetProvenanceResponse:
-        return await self._store_call(
-            principal, "get_provenance", request, self._tiers.authoring.GetProvenance
-        )
-
-    # ------------------------------------------------------------------ drawers (retrieval)
-
-    async def get_drawer(
-        self, principal: Principal, request: retrieval_pb2.GetDrawerRequest
-    ) -> common_pb2.Drawer:
-        return await self._store_call(
-            principal, "get_drawer", request, self._tiers.retrieval.GetDrawer
-        )
-
-    async def list_drawers(
-        self, principal: Principal, request: retrieval_pb2.ListDrawersRequest
-    ) -> retrieval_pb2.ListDrawersResponse:
-        return await self._store_call(
-            principal, "list_drawers", request, self._tiers.retrieval.ListDrawers
-        )
-
-    async def stats(
-        self, principal: Principal, request: retrieval_pb2.StatsRequest
-    ) -> retrieval_pb2.StatsResponse:
-        return await self._store_call(principal, "stats", request, self._tiers.retrieval.Stats)
+    # ------------------------------------------------------------------ JSONL transfer
 
     async def export_drawers(
         self, principal: Principal, request: retrieval_pb2.ExportDrawersRequest
@@ -139,11 +84,6 @@ class DrawerOperations(TierCalls):
 
     # ------------------------------------------------------------------ search
 
-    async def search(
-        self, principal: Principal, request: retrieval_pb2.SearchRequest
-    ) -> retrieval_pb2.SearchResponse:
-        return await self._store_call(principal, "search", request, self._tiers.retrieval.Search)
-
     async def search_batch(
         self, principal: Principal, request: retrieval_pb2.SearchBatchRequest
     ) -> retrieval_pb2.SearchBatchResponse:
@@ -151,25 +91,4 @@ class DrawerOperations(TierCalls):
             search.ClearField("store")  # the batch's store is the one that counts
         return await self._store_call(
             principal, "search_batch", request, self._tiers.retrieval.SearchBatch
-        )
-
-    async def build_context_pack(
-        self, principal: Principal, request: retrieval_pb2.ContextPackRequest
-    ) -> retrieval_pb2.ContextPackResponse:
-        return await self._store_call(
-            principal, "build_context_pack", request, self._tiers.retrieval.BuildContextPack
-        )
-
-    async def record_retrieval(
-        self, principal: Principal, request: retrieval_pb2.RecordRetrievalRequest
-    ) -> retrieval_pb2.RecordRetrievalResponse:
-        return await self._store_call(
-            principal, "record_retrieval", request, self._tiers.retrieval.RecordRetrieval
-        )
-
-    async def retrieval_usage(
-        self, principal: Principal, request: retrieval_pb2.RetrievalUsageRequest
-    ) -> retrieval_pb2.RetrievalUsageResponse:
-        return await self._store_call(
-            principal, "retrieval_usage", request, self._tiers.retrieval.RetrievalUsage
         )

@@ -12,8 +12,10 @@ jobs, which the gateway owns itself, are here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
 
 from engram.v1 import common_pb2, gateway_pb2, retrieval_pb2
 
@@ -22,7 +24,7 @@ from gateway.core.authoring_ops import AuthoringOperations
 from gateway.core.corpus_ops import CorpusOperations
 from gateway.core.drawer_ops import DrawerOperations
 from gateway.core.jobs import JobBoard
-from gateway.core.operations import REQUIRED_TIER
+from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
 from gateway.core.registry import StoreRegistry
 from gateway.core.tokens import TokenRecord, TokenStore
@@ -63,6 +65,18 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         self.tokens = tokens
         self._jobs = jobs
         self._sse_poll_s = sse_poll_s
+
+    def operation(self, name: str) -> Callable[..., Awaitable[Any]]:
+        """What serves operation `name` for every face: the gateway's own method where it has
+        one (its own state, streams, extra steps), else the forwarder the operation table
+        declares. LookupError for a name that is neither."""
+        own = getattr(self, name, None)
+        if callable(own) and name in OPERATIONS:
+            return cast(Callable[..., Awaitable[Any]], own)
+        op = OPERATIONS.get(name)
+        if op is None or op.served_by == "gateway" or op.client_streaming or op.server_streaming:
+            raise LookupError(f"no gateway operation {name!r}")
+        return functools.partial(self.forward, op)
 
     def authenticate(self, token: str) -> Principal:
         """The principal of a bearer token (Unauthenticated when it is not valid)."""

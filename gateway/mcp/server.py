@@ -40,7 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from gateway.core.operations import REQUIRED_TIER
+from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
@@ -116,11 +116,7 @@ class EngramTools:
             else min_signature_chars
         )
         missing = sorted(
-            {
-                s.operation
-                for s in self.specs.values()
-                if not callable(getattr(Gateway, s.operation, None))
-            }
+            {s.operation for s in self.specs.values() if s.operation not in OPERATIONS}
         )
         if missing:
             raise TypeError(f"the gateway core has no operations {missing} for the MCP tools")
@@ -213,7 +209,7 @@ class EngramTools:
             return tool_error(problem)
         try:
             request = build_request(spec, args)
-            operation = getattr(self.gateway, spec.operation)
+            operation = self.gateway.operation(spec.operation)
             if isinstance(request, corpus_pb2.UploadFileHeader):
                 data = upload_content(args)
                 request.declared_size = len(data)  # refused before any byte when too large

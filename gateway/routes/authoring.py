@@ -51,34 +51,40 @@ SET_POLICY = ProtoOp(authoring_pb2.SetWritePolicyRequest, authoring_pb2.WritePol
 
 @router.post("/compose", **COMPOSE.route(status_code=202, summary="compose drawers → job"))
 async def compose(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(COMPOSE, request, caller.gateway.compose, store=store, status_code=202)
+    return await caller.run(
+        COMPOSE, request, caller.gateway.operation("compose"), store=store, status_code=202
+    )
 
 
 @router.post("/dry-run", **DRY_RUN.route(summary="what compose would write for one session"))
 async def dry_run(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(DRY_RUN, request, caller.gateway.dry_run, store=store)
+    return await caller.run(DRY_RUN, request, caller.gateway.operation("dry_run"), store=store)
 
 
 @router.post("/walkback", **WALKBACK.route(summary="remove what sessions or files produced"))
 async def walkback(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(WALKBACK, request, caller.gateway.walkback, store=store)
+    return await caller.run(WALKBACK, request, caller.gateway.operation("walkback"), store=store)
 
 
 @router.get("/prompts", **LIST_PROMPTS.route(summary="authoring prompt versions"))
 async def list_prompt_versions(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(LIST_PROMPTS, request, caller.gateway.list_prompt_versions, store=store)
+    return await caller.run(
+        LIST_PROMPTS, request, caller.gateway.operation("list_prompt_versions"), store=store
+    )
 
 
 @router.post("/prompts", **CREATE_PROMPT.route(summary="add a prompt version"))
 async def create_prompt_version(store: StorePath, request: Request, caller: CallerDep) -> Response:
     return await caller.run(
-        CREATE_PROMPT, request, caller.gateway.create_prompt_version, store=store
+        CREATE_PROMPT, request, caller.gateway.operation("create_prompt_version"), store=store
     )
 
 
 @router.get("/prompts:diff", **DIFF_PROMPTS.route(summary="unified diff of two versions"))
 async def diff_prompt_versions(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(DIFF_PROMPTS, request, caller.gateway.diff_prompt_versions, store=store)
+    return await caller.run(
+        DIFF_PROMPTS, request, caller.gateway.operation("diff_prompt_versions"), store=store
+    )
 
 
 @router.get("/prompts/{version}", **GET_PROMPT.route(summary="one prompt version"))
@@ -86,7 +92,11 @@ async def get_prompt_version(
     store: StorePath, version: VersionPath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        GET_PROMPT, request, caller.gateway.get_prompt_version, store=store, version=version
+        GET_PROMPT,
+        request,
+        caller.gateway.operation("get_prompt_version"),
+        store=store,
+        version=version,
     )
 
 
@@ -99,7 +109,7 @@ async def promote_prompt_version(
     return await caller.run(
         PROMOTE_PROMPT,
         request,
-        caller.gateway.promote_prompt_version,
+        caller.gateway.operation("promote_prompt_version"),
         store=store,
         version=version,
     )
@@ -107,24 +117,34 @@ async def promote_prompt_version(
 
 @router.get("/provider", **GET_PROVIDER.route(summary="the compose provider (no keys)"))
 async def get_provider_config(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(GET_PROVIDER, request, caller.gateway.get_provider_config, store=store)
+    return await caller.run(
+        GET_PROVIDER, request, caller.gateway.operation("get_provider_config"), store=store
+    )
 
 
 @router.put("/provider", **SET_PROVIDER.route(summary="set the compose provider (admin)"))
 async def set_provider_config(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SET_PROVIDER, request, caller.gateway.set_provider_config, store=store)
+    return await caller.run(
+        SET_PROVIDER, request, caller.gateway.operation("set_provider_config"), store=store
+    )
 
 
 @router.post("/provider:smoke-test", **SMOKE_TEST.route(summary="one call to the provider"))
 async def smoke_test(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SMOKE_TEST, request, caller.gateway.smoke_test, store=store)
+    return await caller.run(
+        SMOKE_TEST, request, caller.gateway.operation("smoke_test"), store=store
+    )
 
 
 @router.get("/write-policy", **GET_POLICY.route(summary="which tiers may write what"))
 async def get_write_policy(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(GET_POLICY, request, caller.gateway.get_write_policy, store=store)
+    return await caller.run(
+        GET_POLICY, request, caller.gateway.operation("get_write_policy"), store=store
+    )
 
 
 @router.put("/write-policy", **SET_POLICY.route(summary="change the write policy (admin)"))
 async def set_write_policy(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SET_POLICY, request, caller.gateway.set_write_policy, store=store)
+    return await caller.run(
+        SET_POLICY, request, caller.gateway.operation("set_write_policy"), store=store
+    )

@@ -104,7 +104,9 @@ async def upload_file(store: StorePath, request: Request, caller: CallerDep) -> 
 
 @router.get("/files", **LIST_FILES.route(summary="files, by folder and state"))
 async def list_files(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(LIST_FILES, request, caller.gateway.list_files, store=store)
+    return await caller.run(
+        LIST_FILES, request, caller.gateway.operation("list_files"), store=store
+    )
 
 
 @router.get("/files/{file_id}", **GET_FILE.route(summary="one file's catalog entry"))
@@ -112,7 +114,7 @@ async def get_file(
     store: StorePath, file_id: FilePath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        GET_FILE, request, caller.gateway.get_file, store=store, file_id=file_id
+        GET_FILE, request, caller.gateway.operation("get_file"), store=store, file_id=file_id
     )
 
 
@@ -121,7 +123,7 @@ async def move_file(
     store: StorePath, file_id: FilePath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        MOVE_FILE, request, caller.gateway.move_file, store=store, file_id=file_id
+        MOVE_FILE, request, caller.gateway.operation("move_file"), store=store, file_id=file_id
     )
 
 
@@ -130,45 +132,55 @@ async def delete_file(
     store: StorePath, file_id: FilePath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        DELETE_FILE, request, caller.gateway.delete_file, store=store, file_id=file_id
+        DELETE_FILE, request, caller.gateway.operation("delete_file"), store=store, file_id=file_id
     )
 
 
 @router.get("/tree", **TREE.route(summary="the folder tree with its files"))
 async def get_tree(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(TREE, request, caller.gateway.get_tree, store=store)
+    return await caller.run(TREE, request, caller.gateway.operation("get_tree"), store=store)
 
 
 @router.post("/folders", **CREATE_FOLDER.route(summary="create a folder"))
 async def create_folder(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(CREATE_FOLDER, request, caller.gateway.create_folder, store=store)
+    return await caller.run(
+        CREATE_FOLDER, request, caller.gateway.operation("create_folder"), store=store
+    )
 
 
 @router.post("/folders:rename", **RENAME_FOLDER.route(summary="rename a folder"))
 async def rename_folder(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(RENAME_FOLDER, request, caller.gateway.rename_folder, store=store)
+    return await caller.run(
+        RENAME_FOLDER, request, caller.gateway.operation("rename_folder"), store=store
+    )
 
 
 @router.delete("/folders", **DELETE_FOLDER.route(summary="delete a folder (?path=...)"))
 async def delete_folder(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(DELETE_FOLDER, request, caller.gateway.delete_folder, store=store)
+    return await caller.run(
+        DELETE_FOLDER, request, caller.gateway.operation("delete_folder"), store=store
+    )
 
 
 @router.post("/ingest", **INGEST.route(status_code=202, summary="ingest files → job"))
 async def ingest_files(store: StorePath, request: Request, caller: CallerDep) -> Response:
     return await caller.run(
-        INGEST, request, caller.gateway.ingest_files, store=store, status_code=202
+        INGEST, request, caller.gateway.operation("ingest_files"), store=store, status_code=202
     )
 
 
 @router.post("/source:sync", **SYNC_SOURCE.route(summary="reconcile a source set"))
 async def sync_source(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SYNC_SOURCE, request, caller.gateway.sync_source, store=store)
+    return await caller.run(
+        SYNC_SOURCE, request, caller.gateway.operation("sync_source"), store=store
+    )
 
 
 @router.post("/source/search", **SEARCH_SOURCE.route(summary="similarity search over source"))
 async def search_source(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SEARCH_SOURCE, request, caller.gateway.search_source, store=store)
+    return await caller.run(
+        SEARCH_SOURCE, request, caller.gateway.operation("search_source"), store=store
+    )
 
 
 @router.post(
@@ -178,5 +190,9 @@ async def query_document(
     store: StorePath, file_id: FilePath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        QUERY_DOCUMENT, request, caller.gateway.query_document, store=store, file_id=file_id
+        QUERY_DOCUMENT,
+        request,
+        caller.gateway.operation("query_document"),
+        store=store,
+        file_id=file_id,
     )

@@ -82,17 +82,19 @@ _JSONL_ANSWER = {
 
 @router.post("/drawers", **ADD.route(summary="ambient write (no signature)"))
 async def add_drawer(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(ADD, request, caller.gateway.add_drawer, store=store)
+    return await caller.run(ADD, request, caller.gateway.operation("add_drawer"), store=store)
 
 
 @router.post("/drawers/signed", **ADD_SIGNED.route(summary="canonical write, signed"))
 async def add_drawer_signed(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(ADD_SIGNED, request, caller.gateway.add_drawer_signed, store=store)
+    return await caller.run(
+        ADD_SIGNED, request, caller.gateway.operation("add_drawer_signed"), store=store
+    )
 
 
 @router.get("/drawers", **LIST.route(summary="list drawers with filters and facets"))
 async def list_drawers(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(LIST, request, caller.gateway.list_drawers, store=store)
+    return await caller.run(LIST, request, caller.gateway.operation("list_drawers"), store=store)
 
 
 @router.post(
@@ -121,30 +123,38 @@ async def export_drawers(store: StorePath, request: Request, caller: CallerDep) 
 
 @router.get("/drawers/{id}", **GET.route(summary="one drawer"))
 async def get_drawer(store: StorePath, id: IdPath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(GET, request, caller.gateway.get_drawer, store=store, id=id)
+    return await caller.run(
+        GET, request, caller.gateway.operation("get_drawer"), store=store, id=id
+    )
 
 
 @router.patch("/drawers/{id}", **UPDATE.route(summary="change a drawer (re-validated, logged)"))
 async def update_drawer(
     store: StorePath, id: IdPath, request: Request, caller: CallerDep
 ) -> Response:
-    return await caller.run(UPDATE, request, caller.gateway.update_drawer, store=store, id=id)
+    return await caller.run(
+        UPDATE, request, caller.gateway.operation("update_drawer"), store=store, id=id
+    )
 
 
 @router.delete("/drawers/{id}", **DELETE.route(summary="delete a drawer"))
 async def delete_drawer(
     store: StorePath, id: IdPath, request: Request, caller: CallerDep
 ) -> Response:
-    return await caller.run(DELETE, request, caller.gateway.delete_drawer, store=store, id=id)
+    return await caller.run(
+        DELETE, request, caller.gateway.operation("delete_drawer"), store=store, id=id
+    )
 
 
 @router.get("/drawers/{id}/provenance", **PROVENANCE.route(summary="who changed what, when"))
 async def get_provenance(
     store: StorePath, id: IdPath, request: Request, caller: CallerDep
 ) -> Response:
-    return await caller.run(PROVENANCE, request, caller.gateway.get_provenance, store=store, id=id)
+    return await caller.run(
+        PROVENANCE, request, caller.gateway.operation("get_provenance"), store=store, id=id
+    )
 
 
 @router.get("/stats", **STATS.route(summary="drawer counts, facets, salience"))
 async def stats(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(STATS, request, caller.gateway.stats, store=store)
+    return await caller.run(STATS, request, caller.gateway.operation("stats"), store=store)

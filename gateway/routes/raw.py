@@ -34,17 +34,23 @@ CHUNKS = ProtoOp(
 
 @router.post("/memories", **ADD_MEMORY.route(summary="record one raw memory"))
 async def add_raw_memory(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(ADD_MEMORY, request, caller.gateway.add_raw_memory, store=store)
+    return await caller.run(
+        ADD_MEMORY, request, caller.gateway.operation("add_raw_memory"), store=store
+    )
 
 
 @router.post("/sessions", **ADD_SESSION.route(summary="record a conversation"))
 async def add_raw_session(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(ADD_SESSION, request, caller.gateway.add_raw_session, store=store)
+    return await caller.run(
+        ADD_SESSION, request, caller.gateway.operation("add_raw_session"), store=store
+    )
 
 
 @router.get("/sessions", **SESSIONS.route(summary="raw sessions"))
 async def list_sessions(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SESSIONS, request, caller.gateway.list_sessions, store=store)
+    return await caller.run(
+        SESSIONS, request, caller.gateway.operation("list_sessions"), store=store
+    )
 
 
 @router.get("/sessions/{session_id}/chunks", **CHUNKS.route(summary="a session's chunks"))
@@ -52,15 +58,19 @@ async def get_session_chunks(
     store: StorePath, session_id: SessionPath, request: Request, caller: CallerDep
 ) -> Response:
     return await caller.run(
-        CHUNKS, request, caller.gateway.get_session_chunks, store=store, session_id=session_id
+        CHUNKS,
+        request,
+        caller.gateway.operation("get_session_chunks"),
+        store=store,
+        session_id=session_id,
     )
 
 
 @router.post("/search", **SEARCH.route(summary="verbatim raw chunks for a query"))
 async def search_raw(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SEARCH, request, caller.gateway.search_raw, store=store)
+    return await caller.run(SEARCH, request, caller.gateway.operation("search_raw"), store=store)
 
 
 @router.post("/expand", **EXPAND.route(summary="a raw chunk with its neighbours"))
 async def expand_raw(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(EXPAND, request, caller.gateway.expand_raw, store=store)
+    return await caller.run(EXPAND, request, caller.gateway.operation("expand_raw"), store=store)

@@ -28,7 +28,7 @@ USAGE = ProtoOp(
 
 @router.post("/search", **SEARCH.route(summary="ranked drawers for a question"))
 async def search(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SEARCH, request, caller.gateway.search, store=store)
+    return await caller.run(SEARCH, request, caller.gateway.operation("search"), store=store)
 
 
 @router.post("/search:batch", **BATCH.route(summary="several searches in one call"))
@@ -38,7 +38,9 @@ async def search_batch(store: StorePath, request: Request, caller: CallerDep) ->
 
 @router.post("/context-pack", **PACK.route(summary="best drawers for a goal, sized to a budget"))
 async def build_context_pack(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(PACK, request, caller.gateway.build_context_pack, store=store)
+    return await caller.run(
+        PACK, request, caller.gateway.operation("build_context_pack"), store=store
+    )
 
 
 @router.post("/drawers/{id}:record-retrieval", **RECORD.route(summary="report a drawer as used"))
@@ -47,9 +49,12 @@ async def record_retrieval(
 ) -> Response:
     message = await RECORD.parse(request, limit=caller.body_limit, store=store)
     message.drawer_ids[:] = [id]
-    return reply(await caller.gateway.record_retrieval(caller.principal, message))
+    record = caller.gateway.operation("record_retrieval")
+    return reply(await record(caller.principal, message))
 
 
 @router.get("/usage", **USAGE.route(summary="how often searches led to a used drawer"))
 async def retrieval_usage(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(USAGE, request, caller.gateway.retrieval_usage, store=store)
+    return await caller.run(
+        USAGE, request, caller.gateway.operation("retrieval_usage"), store=store
+    )

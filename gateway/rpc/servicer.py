@@ -10,7 +10,6 @@ once, by the shared server interceptor (`services.runtime.grpc_server`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Final, TypeAlias
 
@@ -20,7 +19,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
-from gateway.core.operations import REQUIRED_TIER
+from gateway.core.operations import operation_name
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
@@ -38,12 +37,6 @@ _HANDLER_OF: Final[dict[tuple[bool, bool], Callable[..., grpc.RpcMethodHandler]]
     (False, True): grpc.unary_stream_rpc_method_handler,
     (True, True): grpc.stream_stream_rpc_method_handler,
 }
-
-
-def operation_name(rpc: str) -> str:
-    """The Gateway method and `REQUIRED_TIER` key of an RPC: `AddDrawerSigned` →
-    `add_drawer_signed`."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", rpc).lower()
 
 
 def bearer_token(metadata: Metadata) -> str:
@@ -89,12 +82,7 @@ class EngramServicer:
 
     def _unary(self, rpc: str) -> Callable[[Message, Context], Awaitable[Message]]:
         name = operation_name(rpc)
-        operation = getattr(self._gateway, name, None)
-        if operation is None or name not in REQUIRED_TIER:
-            raise LookupError(
-                f"engram.v1.Engram/{rpc} has no Gateway operation {name!r} with a "
-                "REQUIRED_TIER entry: add both before the RPC"
-            )
+        operation = self._gateway.operation(name)
 
         async def unary(request: Message, context: Context) -> Message:
             answer: Message = await operation(self._principal(context), request)

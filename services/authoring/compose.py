@@ -183,6 +183,16 @@ def _draft_proto(proposal: DraftProposal) -> authoring_pb2.DrawerDraft:
     return draft
 
 
+def proposal_preview(proposal: DraftProposal) -> authoring_pb2.DrawerDraft:
+    """A proposal as an invoker made it, shown as a draft: its signature and speaker too."""
+    draft = _draft_proto(proposal)
+    if proposal.signature:
+        draft.signature = proposal.signature
+    if proposal.speaker:
+        draft.attributes["speaker"] = proposal.speaker
+    return draft
+
+
 async def draft_session(
     deps: AuthoringDeps,
     store: common_pb2.StoreContext,

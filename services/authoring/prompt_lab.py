@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from engram.v1 import authoring_pb2
 
-from services.authoring.compose import invoker_for
+from services.authoring.compose import invoker_for, proposal_preview
 from services.authoring.convert import mode_of, prompt_proto, tier_of
 from services.authoring.core import (
     ComposeChunk,
@@ -148,8 +148,8 @@ async def set_provider(
 async def smoke_test(
     deps: AuthoringDeps, request: authoring_pb2.SmokeTestRequest
 ) -> authoring_pb2.SmokeTestResponse:
-    """A two-turn round trip at the live config: the provider answers and its answer parses.
-    Writes nothing; a failure is reported in the answer, not raised."""
+    """A two-turn round trip at the live config: the provider answers, its answer parses, and
+    the drafts it proposed are shown. Writes nothing; a failure is reported, not raised."""
     store = request.store
     mode = mode_of(store)
     state = await deps.state(store)
@@ -166,6 +166,7 @@ async def smoke_test(
                 )
             )
             parsed = parse_output(text, mode=mode, chunk_ids={c.chunk_id for c in _SMOKE_CHUNKS})
+            drafts = [proposal_preview(p) for p in parsed.drafts]
             ok = True
             message = (
                 f"the {invoker.name} invoker answered with {len(parsed.drafts)} drawer(s) that "
@@ -174,10 +175,12 @@ async def smoke_test(
         except EngramError as error:
             ok = False
             message = error.message
+            drafts = []
         return authoring_pb2.SmokeTestResponse(
             ok=ok,
             invoker=invoker.name,
             model=invoker.model,
             latency_ms=(time.perf_counter() - started) * 1000,
             message=message,
+            drafts=drafts,
         )

@@ -116,6 +116,11 @@ async def test_smoke_test_round_trip_writes_nothing(stack: Stack) -> None:
     )
     assert answer.ok, answer.message
     assert answer.invoker == "extractive" and "parse" in answer.message
+    # The drafts the probe session gives, as compose would read them (the decision signed).
+    decisions = [d for d in answer.drafts if d.memory_type == "decision"]
+    assert decisions and "Redis" in decisions[0].content, list(answer.drafts)
+    assert decisions[0].signature and decisions[0].signature in decisions[0].content
+    assert decisions[0].attributes["speaker"] == "Architect"
     assert await stack.count() == 0
 
     # A provider that is not there: the smoke test says so instead of raising.
@@ -130,5 +135,5 @@ async def test_smoke_test_round_trip_writes_nothing(stack: Stack) -> None:
     failed = await stack.authoring.SmokeTest(
         authoring_pb2.SmokeTestRequest(store=stack.store("read"))
     )
-    assert not failed.ok and failed.message
+    assert not failed.ok and failed.message and not failed.drafts
     assert "sk-test" not in failed.message
