@@ -6,9 +6,10 @@ SQLite read for the token, which the MCP and gRPC faces also do on the loop)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from types import MappingProxyType
+from typing import Annotated, Any, Final, TypeVar
 
 from fastapi import Depends, Path, Request
 from fastapi.responses import JSONResponse
@@ -52,8 +53,20 @@ async def get_principal(gateway: GatewayDep, credentials: Credentials) -> Princi
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
-StorePath = Annotated[str, Path(description="the store's name (a slug)")]
-IdPath = Annotated[str, Path(description="the id")]
+# What each path parameter of a route is, for the OpenAPI document (declared routes take
+# their parameters from here; a route whose path names another field does not start).
+PATH_DESCRIPTIONS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "store": "the store's name (a slug)",
+        "id": "the id",
+        "session_id": "the raw session's id",
+        "file_id": "the file's id",
+        "version": "a prompt version",
+    }
+)
+
+StorePath = Annotated[str, Path(description=PATH_DESCRIPTIONS["store"])]
+IdPath = Annotated[str, Path(description=PATH_DESCRIPTIONS["id"])]
 
 
 @dataclass(frozen=True)

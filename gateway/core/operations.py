@@ -25,6 +25,44 @@ SERVERS: Final = frozenset({"retrieval", "corpus", "authoring", "gateway"})
 
 
 @dataclass(frozen=True, slots=True)
+class HttpRoute:
+    """An operation's plain REST route, as its RPC declares it."""
+
+    method: str  # GET, POST, PUT, PATCH, DELETE
+    path: str  # under /v1, with {store} and the request's own {fields}
+    summary: str
+    tag: str
+    query: tuple[str, ...]  # dotted request fields read from the query string
+    body: bool  # the request is the JSON body (else the path and query alone)
+    status: int
+
+    @property
+    def path_fields(self) -> tuple[str, ...]:
+        """The request fields the path fills, `store` aside."""
+        return tuple(f for f in re.findall(r"{(\w+)}", self.path) if f != "store")
+
+
+_METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+
+
+def _http(rpc: str, declared: options_pb2.HttpRoute) -> HttpRoute:
+    method = declared.method.upper()
+    if method not in _METHODS or not declared.path.startswith("/"):
+        raise ValueError(f"engram.v1.Engram.{rpc}: route {method} {declared.path!r} is not valid")
+    if declared.query and method in ("POST", "PUT", "PATCH") and not declared.no_body:
+        raise ValueError(f"engram.v1.Engram.{rpc}: a {method} with a body reads no query")
+    return HttpRoute(
+        method=method,
+        path=declared.path,
+        summary=declared.summary,
+        tag=declared.tag,
+        query=tuple(declared.query),
+        body=method in ("POST", "PUT", "PATCH") and not declared.no_body,
+        status=declared.status or 200,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Operation:
     """One public operation, as its RPC declares it."""
 
@@ -36,6 +74,7 @@ class Operation:
     response: str  # full name of the response message
     client_streaming: bool
     server_streaming: bool
+    http: HttpRoute | None  # its plain REST route; None: hand-written (or none)
 
 
 def operation_name(rpc: str) -> str:
@@ -69,6 +108,7 @@ def _operation(method: MethodDescriptor) -> Operation:
         response=method.output_type.full_name,
         client_streaming=method.client_streaming,
         server_streaming=method.server_streaming,
+        http=_http(method.name, declared.http) if declared.HasField("http") else None,
     )
 
 

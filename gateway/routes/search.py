@@ -1,4 +1,5 @@
-"""Search, batch search, context packs, recording a retrieval, retrieval usage."""
+"""Recording a retrieval: the drawer named by the path fills a repeated field, which no
+declared route does (the other search operations are declared, `gateway.routes.declared`)."""
 
 from __future__ import annotations
 
@@ -10,37 +11,11 @@ from gateway.routes._proto import ProtoOp, reply
 
 router = APIRouter(prefix="/v1/stores/{store}", tags=["search"])
 
-SEARCH = ProtoOp(retrieval_pb2.SearchRequest, retrieval_pb2.SearchResponse)
-BATCH = ProtoOp(retrieval_pb2.SearchBatchRequest, retrieval_pb2.SearchBatchResponse)
-PACK = ProtoOp(retrieval_pb2.ContextPackRequest, retrieval_pb2.ContextPackResponse)
 RECORD = ProtoOp(
     retrieval_pb2.RecordRetrievalRequest,
     retrieval_pb2.RecordRetrievalResponse,
     path_fields=("drawer_ids",),
 )
-USAGE = ProtoOp(
-    retrieval_pb2.RetrievalUsageRequest,
-    retrieval_pb2.RetrievalUsageResponse,
-    body=False,
-    query=("since", "until"),
-)
-
-
-@router.post("/search", **SEARCH.route(summary="ranked drawers for a question"))
-async def search(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(SEARCH, request, caller.gateway.operation("search"), store=store)
-
-
-@router.post("/search:batch", **BATCH.route(summary="several searches in one call"))
-async def search_batch(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(BATCH, request, caller.gateway.search_batch, store=store)
-
-
-@router.post("/context-pack", **PACK.route(summary="best drawers for a goal, sized to a budget"))
-async def build_context_pack(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(
-        PACK, request, caller.gateway.operation("build_context_pack"), store=store
-    )
 
 
 @router.post("/drawers/{id}:record-retrieval", **RECORD.route(summary="report a drawer as used"))
@@ -51,10 +26,3 @@ async def record_retrieval(
     message.drawer_ids[:] = [id]
     record = caller.gateway.operation("record_retrieval")
     return reply(await record(caller.principal, message))
-
-
-@router.get("/usage", **USAGE.route(summary="how often searches led to a used drawer"))
-async def retrieval_usage(store: StorePath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(
-        USAGE, request, caller.gateway.operation("retrieval_usage"), store=store
-    )
