@@ -365,20 +365,32 @@ def _imperative_clause(sentence: str, speaker: _Speaker) -> str | None:
     return f"{speaker.group}{modifier.get(cue, '')} {match.group('rest')}"
 
 
+def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
+    """`text` as said about `speaker` (their I, we and you rewritten)."""
+    return third_person(
+        text,
+        name=speaker.name,
+        group=speaker.group,
+        group_singular=speaker.group_singular,
+        listener=speaker.listener,
+        named=named,
+    )
+
+
+def _dated(clause: str, when: datetime | None) -> str:
+    """A clause that says "yesterday" or "next week" keeps the day it was said on."""
+    if when is not None and _RELATIVE_TIME.search(clause):
+        return f"{clause} (as of {when.date().isoformat()})"
+    return clause
+
+
 def _frame(
     sentence: str, memory_type: str, speaker: _Speaker, *, companion: bool, when: datetime | None
 ) -> tuple[str, str]:
     """(framed content, its clause after the attribution) for one kept sentence."""
 
     def rewrite(text: str, *, named: bool = True) -> str:
-        return third_person(
-            text,
-            name=speaker.name,
-            group=speaker.group,
-            group_singular=speaker.group_singular,
-            listener=speaker.listener,
-            named=named,
-        )
+        return _in_third_person(text, speaker, named=named)
 
     decision = _decision_frame(sentence) if memory_type == "decision" else None
     imperative = _imperative_clause(sentence, speaker) if memory_type == "directive" else None
@@ -395,9 +407,7 @@ def _frame(
         if memory_type == "decision" and _REPORTED_DECISION.search(sentence):
             verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence))
-    clause = clause.rstrip(" .!;:,")
-    if when is not None and _RELATIVE_TIME.search(clause):
-        clause += f" (as of {when.date().isoformat()})"
+    clause = _dated(clause.rstrip(" .!;:,"), when)
     content = _cap(f"{lead} {clause}".strip()) + "."
     if memory_type == "want":
         content += _WANT_FOLLOW_UP
@@ -607,18 +617,8 @@ def _continued(
 ) -> DraftProposal | None:
     """`draft` with `sentence` added, said in the third person; None when it would be too
     long (the sentence then becomes a drawer of its own)."""
-    speaker = sentence.turn.speaker
-    text = third_person(
-        sentence.text,
-        name=speaker.name,
-        group=speaker.group,
-        group_singular=speaker.group_singular,
-        listener=speaker.listener,
-        named=True,
-    ).rstrip(" .!;:,")
-    when = sentence.turn.occurred_at
-    if when is not None and _RELATIVE_TIME.search(text):
-        text += f" (as of {when.date().isoformat()})"
+    said = _in_third_person(sentence.text, sentence.turn.speaker, named=True)
+    text = _dated(said.rstrip(" .!;:,"), sentence.turn.occurred_at)
     head = draft.content
     follow_up = _WANT_FOLLOW_UP if kind == "want" and head.endswith(_WANT_FOLLOW_UP) else ""
     head = head.removesuffix(follow_up)
