@@ -1,4 +1,5 @@
-"""Requests from JSON and answers to JSON, by the proto3 JSON mapping (proto field names).
+"""Requests from JSON and answers to JSON, by the proto3 JSON mapping (proto field names):
+the one converter of every face (REST, MCP, SSE).
 
 `parse` is strict where `ParseDict` alone is lenient: only the proto field names a caller is
 meant to send are accepted (not the camelCase JSON names, not fields the gateway fills), so
@@ -22,14 +23,25 @@ M = TypeVar("M", bound=Message)
 Json = dict[str, Any]
 
 
-def to_json(message: Message) -> Json:
-    """A message as proto3 JSON: proto field names, enum names, every field without presence
-    written even when empty (so `results: []` and `intent_inferred: false` are there)."""
-    return json_format.MessageToDict(
-        message,
-        preserving_proto_field_name=True,
-        always_print_fields_with_no_presence=True,
-    )
+def to_json(message: Message, *, compact: bool = False) -> Json:
+    """A message as proto3 JSON: proto field names, enum names.
+
+    REST writes every field without presence even when empty (so `results: []` and
+    `intent_inferred: false` are there). `compact` (MCP, where an agent's context is the
+    budget) leaves defaults out but keeps every top-level list, so an empty answer (silence)
+    still reads as an explicit []."""
+    if not compact:
+        return json_format.MessageToDict(
+            message,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        )
+    answer = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    descriptor = cast(Descriptor, message.DESCRIPTOR)
+    for field in descriptor.fields:
+        if field.is_repeated and not is_map(field):
+            answer.setdefault(field.name, [])
+    return answer
 
 
 def parse(message_type: type[M], data: object, *, omit: Collection[str] = ("store",)) -> M:

@@ -52,9 +52,9 @@ from gateway.mcp.tools import (
     build_request,
     build_tools,
     input_schema,
-    to_json,
     upload_content,
 )
+from gateway.protojson import to_json
 from services.runtime.errors import EngramError, Unauthenticated
 
 logger = logging.getLogger(__name__)
@@ -216,7 +216,9 @@ class EngramTools:
                 answer = await operation(principal, request, _chunks(data))
             else:
                 answer = await operation(principal, request)
-            payload = spec.result(answer) if spec.result is not None else to_json(answer)
+            payload = (
+                spec.result(answer) if spec.result is not None else to_json(answer, compact=True)
+            )
         except EngramError as error:
             return tool_error(_error_text(error))
         except Exception:

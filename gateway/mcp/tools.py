@@ -9,8 +9,8 @@ authoring tier's `minLength`, required fields are marked, and `memory_type` / `i
 the type libraries' vocabularies. Nothing about a shape is written here a second time: a field
 added to a request message reaches its tool without an edit to this file.
 
-Arguments become the request with `json_format.ParseDict` (snake_case field names, enum names,
-RFC 3339 timestamps); answers become JSON with `MessageToDict(preserving_proto_field_name=True)`.
+Arguments become the request and answers JSON through the gateway's one converter
+(`gateway.protojson`: proto field names, enum names, RFC 3339 timestamps; answers compact).
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from engram.v1 import (
     gateway_pb2,
     retrieval_pb2,
 )
-from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from gateway.mcp import framing
 from gateway.proto_schema import schema_for
+from gateway.protojson import parse, to_json
 from services.runtime.errors import InvalidInput
 from services.runtime.stores import STORE_NAME
 from services.vocabulary import library_for
@@ -93,18 +93,6 @@ class ToolSpec:
         return self.arguments or self.request
 
 
-def to_json(message: Message) -> Json:
-    """A proto answer as compact JSON (proto field names, defaults left out), except that
-    every top-level list is present: an empty answer (silence) reads as an explicit []."""
-    answer = json_format.MessageToDict(message, preserving_proto_field_name=True)
-    for descriptor in message.DESCRIPTOR.fields:
-        entry = descriptor.message_type
-        is_map = entry is not None and entry.GetOptions().map_entry
-        if descriptor.is_repeated and not is_map:
-            answer.setdefault(descriptor.name, [])
-    return answer
-
-
 # ---------------------------------------------------------------- answers
 
 
@@ -137,7 +125,7 @@ def _store_info(answer: Message) -> Json:
         if answer.spec.deployment_mode == common_pb2.DEPLOYMENT_MODE_COMPANION
         else "default"
     )
-    info = to_json(answer)
+    info = to_json(answer, compact=True)
     info["library"] = framing.library_summary(library_for(mode))
     return info
 
@@ -664,15 +652,6 @@ def _upload_bytes_schema() -> Json:
 # ---------------------------------------------------------------- arguments → request
 
 
-def _parse(message_type: type[Message], arguments: Json) -> Message:
-    message = message_type()
-    try:
-        json_format.ParseDict(arguments, message)
-    except json_format.ParseError as error:
-        raise InvalidInput(f"invalid arguments: {error}") from None
-    return message
-
-
 def build_request(spec: ToolSpec, arguments: Mapping[str, Any]) -> Message:
     """The proto request of one tool call (arguments already checked against the schema)."""
     args = dict(arguments)
@@ -681,11 +660,11 @@ def build_request(spec: ToolSpec, arguments: Mapping[str, Any]) -> Message:
         args.pop(_UPLOAD_TEXT, None)
         args.pop(_UPLOAD_BYTES, None)
     if spec.nest is not None:
-        inner = _parse(spec.argument_message, args)
-        request = _parse(spec.request, dict(spec.fixed))
+        inner = parse(spec.argument_message, args)
+        request = parse(spec.request, dict(spec.fixed))
         getattr(request, spec.nest).CopyFrom(inner)
     else:
-        request = _parse(spec.request, {**spec.fixed, **args})
+        request = parse(spec.request, {**spec.fixed, **args})
     if spec.store == STORE_CONTEXT:
         request.store.name = str(store)  # type: ignore[attr-defined]
     elif spec.store == STORE_NAME_FIELD:
