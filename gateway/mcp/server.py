@@ -44,6 +44,7 @@ from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
+from gateway.errors import error_response
 from gateway.mcp import framing
 from gateway.mcp.tools import (
     MAX_MCP_BODY_BYTES,
@@ -303,11 +304,7 @@ def _bearer(scope: Scope) -> str | None:
 
 
 def _unauthenticated(message: str) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": Unauthenticated.code, "message": message, "details": {}}},
-        status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="engram"'},
-    )
+    return error_response(Unauthenticated(message))
 
 
 class McpEndpoint:
