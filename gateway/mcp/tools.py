@@ -331,10 +331,11 @@ def build_tools(
             name="engram_expand_raw",
             operation="expand_raw",
             request=corpus_pb2.ExpandRawRequest,
-            required=("chunk_id",),
             description=_describe(
                 "Show a raw chunk with its neighbours (`before`, `after` chunks of the same "
-                "file or session).",
+                "file or session). Name the chunk by `chunk_id` (search_raw results), or by "
+                "`session_id` and `ordinal` (a drawer's derived_from, a context pack's "
+                "session; ordinal 0 is the session's first chunk).",
                 _STORE_ARG,
             ),
         ),

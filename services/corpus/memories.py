@@ -172,16 +172,39 @@ async def search_raw(
     )
 
 
+def _chunk_named(store: CorpusStore, request: corpus_pb2.ExpandRawRequest) -> str:
+    """The id of the chunk a request names: its id, or its session and ordinal."""
+    if bool(request.chunk_id) == bool(request.session_id):
+        raise InvalidInput(
+            "name the chunk by chunk_id, or by session_id (and ordinal), not both",
+            field="chunk_id",
+        )
+    if request.chunk_id:
+        return request.chunk_id
+    chunks = store.raw.of_session(request.session_id)
+    if not chunks:
+        raise NotFound(f"raw session {request.session_id!r} does not exist", field="session_id")
+    ordinals = {meta.ordinal: meta.id for meta in chunks}
+    if request.ordinal not in ordinals:
+        raise NotFound(
+            f"raw session {request.session_id!r} has no chunk {request.ordinal} "
+            f"(its ordinals run {min(ordinals)}–{max(ordinals)})",
+            field="ordinal",
+        )
+    return ordinals[request.ordinal]
+
+
 def expand_raw(
     store: CorpusStore, request: corpus_pb2.ExpandRawRequest
 ) -> corpus_pb2.ExpandRawResponse:
     """A chunk with its neighbours in the same file or session, for verbatim lookup."""
     if request.before > 50 or request.after > 50:
         raise InvalidInput("before and after are at most 50", field="before")
-    found = store.raw.get([request.chunk_id])
+    chunk_id = _chunk_named(store, request)
+    found = store.raw.get([chunk_id])
     if not found:
-        raise NotFound(f"raw chunk {request.chunk_id!r} does not exist", field="chunk_id")
-    before, after = store.raw.neighbours(request.chunk_id, request.before, request.after)
+        raise NotFound(f"raw chunk {chunk_id!r} does not exist", field="chunk_id")
+    before, after = store.raw.neighbours(chunk_id, request.before, request.after)
     return corpus_pb2.ExpandRawResponse(
         chunk=found[0], before=store.raw.get(before), after=store.raw.get(after)
     )

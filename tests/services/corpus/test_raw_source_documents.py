@@ -36,6 +36,40 @@ async def test_a_session_of_turns_becomes_bundled_arcs(corpus: RunningCorpus) ->
     assert hits.results[0].keyword_hit
 
 
+async def test_a_chunk_is_expanded_by_id_or_by_its_place_in_the_session(
+    corpus: RunningCorpus,
+) -> None:
+    turns = [
+        corpus_pb2.RawTurn(role="user", content=f"Turn number {n} of the talk.") for n in range(4)
+    ]
+    reply = await corpus.stub.AddRawSession(
+        corpus_pb2.AddRawSessionRequest(store=STORE, session_id="talk-1", turns=turns)
+    )
+    by_id = await corpus.stub.ExpandRaw(
+        corpus_pb2.ExpandRawRequest(store=STORE, chunk_id=reply.chunks[2].id, before=1, after=1)
+    )
+    by_place = await corpus.stub.ExpandRaw(
+        corpus_pb2.ExpandRawRequest(store=STORE, session_id="talk-1", ordinal=2, before=1, after=1)
+    )
+    assert by_place == by_id
+    assert "Turn number 2" in by_place.chunk.content
+    assert [c.ordinal for c in (*by_place.before, *by_place.after)] == [1, 3]
+    for bad, code in (
+        (corpus_pb2.ExpandRawRequest(store=STORE, session_id="talk-1", ordinal=9), "NOT_FOUND"),
+        (corpus_pb2.ExpandRawRequest(store=STORE, session_id="no-such-talk"), "NOT_FOUND"),
+        (corpus_pb2.ExpandRawRequest(store=STORE), "INVALID_ARGUMENT"),
+        (
+            corpus_pb2.ExpandRawRequest(
+                store=STORE, chunk_id=reply.chunks[0].id, session_id="talk-1"
+            ),
+            "INVALID_ARGUMENT",
+        ),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await corpus.stub.ExpandRaw(bad)
+        assert caught.value.code().name == code, (bad, caught.value.details())
+
+
 async def test_direct_memories_append_to_their_session(corpus: RunningCorpus) -> None:
     first = await corpus.stub.AddRawMemory(
         corpus_pb2.AddRawMemoryRequest(store=STORE, content="Marco's band plays on July 18.")
