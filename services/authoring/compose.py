@@ -43,6 +43,7 @@ from services.authoring.invokers import ProviderSpec, build_invoker
 from services.authoring.state import Prompt
 from services.runtime.errors import EngramError, InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
+from services.runtime.job_proto import job_result
 from services.runtime.jobs import JobContext
 from services.vocabulary.enums import PIN_VALUES
 
@@ -446,16 +447,18 @@ async def _run_sessions(
             message=f"{done}/{len(sessions)} sessions",
         )
     await mark_files(deps, store, payload.get("files") or {})
-    return {
-        "sessions": len(sessions),
-        "failed_sessions": failed,
-        "drawers_written": written,
-        "drawers_replaced": deleted,
-        "drafts_rejected": rejected,
-        "prompt_version": prompt.version,
-        "invoker": invoker.name,
-        "model": invoker.model,
-    }
+    return job_result(
+        common_pb2.ComposeResult(
+            sessions=len(sessions),
+            failed_sessions=failed,
+            drawers_written=written,
+            drawers_replaced=deleted,
+            drafts_rejected=rejected,
+            prompt_version=prompt.version,
+            invoker=invoker.name,
+            model=invoker.model,
+        )
+    )
 
 
 async def writes_for(

@@ -24,6 +24,7 @@ from services.corpus.store import CorpusStore, FileRecord
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import EngramError, InvalidInput
+from services.runtime.job_proto import job_result
 from services.runtime.jobs import JobContext
 from services.runtime.stores import OpenStores
 
@@ -137,7 +138,9 @@ def ingest_handler(
                 unit="chunks",
                 message=f"{done}/{len(file_ids)} files",
             )
-        return {"files": len(file_ids), "failed": failed, "chunks": chunks}
+        return job_result(
+            common_pb2.IngestResult(files=len(file_ids), failed=failed, chunks=chunks)
+        )
 
     return handle
 

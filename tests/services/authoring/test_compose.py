@@ -14,6 +14,7 @@ import grpc
 import pytest
 from engram.v1 import authoring_pb2, corpus_pb2, retrieval_pb2
 
+from services.runtime.job_proto import job_to_proto
 from tests.services.authoring.conftest import Stack
 
 pytestmark = pytest.mark.slow
@@ -69,9 +70,9 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
 
     record = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
     assert record.state == "done", record
-    assert record.result["failed_sessions"] == 0, record
+    assert job_to_proto(record).compose.failed_sessions == 0, record
     drawers = await derived(stack)
-    assert len(drawers) == record.result["drawers_written"] == len(preview.drawers)
+    assert len(drawers) == job_to_proto(record).compose.drawers_written == len(preview.drawers)
     assert sorted(d.content for d in drawers) == sorted(d.content for d in preview.drawers)
     # The preview shows what compose writes, signatures and speakers included.
     assert sorted((d.content, d.signature, d.attributes["speaker"]) for d in drawers) == sorted(
@@ -138,8 +139,8 @@ async def test_compose_needs_a_wing_permission_in_an_empty_store(stack: Stack) -
     uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
     record = await stack.compose(file_ids=[uploaded.id])
     assert record.state == "done"
-    assert record.result["drawers_written"] == 0
-    assert record.result["drafts_rejected"] > 0
+    assert job_to_proto(record).compose.drawers_written == 0
+    assert job_to_proto(record).compose.drafts_rejected > 0
     assert any("does not exist" in e.message for e in record.errors), record.errors
     assert await stack.count() == 0
 
@@ -271,8 +272,8 @@ async def test_malformed_model_output_fails_the_session_and_writes_nothing(
     uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
     record = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
     assert record.state == "done"
-    assert record.result["failed_sessions"] == 1
-    assert record.result["invoker"] == "openai"
+    assert job_to_proto(record).compose.failed_sessions == 1
+    assert job_to_proto(record).compose.invoker == "openai"
     assert [e.code for e in record.errors] == ["invalid_input"], record.errors
     assert "malformed" in record.errors[0].message
     assert await stack.count() == 0
