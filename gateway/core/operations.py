@@ -15,8 +15,10 @@ from types import MappingProxyType
 from typing import Final
 
 from engram.v1 import gateway_pb2, options_pb2
+from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.descriptor_pb2 import MethodOptions
+from google.protobuf.message import Message
 
 from gateway.core.principal import Tier
 
@@ -43,6 +45,14 @@ class HttpRoute:
 
 
 _METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+
+_EFFECTS: Final[Mapping[int, str]] = MappingProxyType(
+    {
+        options_pb2.EFFECT_READS: "reads",
+        options_pb2.EFFECT_WRITES: "writes",
+        options_pb2.EFFECT_DELETES: "deletes",
+    }
+)
 
 
 def _http(rpc: str, declared: options_pb2.HttpRoute) -> HttpRoute:
@@ -75,6 +85,15 @@ class Operation:
     client_streaming: bool
     server_streaming: bool
     http: HttpRoute | None  # its plain REST route; None: hand-written (or none)
+    effect: str  # reads | writes | deletes: what calling it does to stored state
+    idempotent: bool  # calling it again with the same request changes nothing more
+
+
+def message_class(full_name: str) -> type[Message]:
+    """The generated class of a message named in the table ("engram.v1.SearchRequest")."""
+    found = descriptor_pool.Default().FindMessageTypeByName(full_name)
+    cls: type[Message] = message_factory.GetMessageClass(found)
+    return cls
 
 
 def operation_name(rpc: str) -> str:
@@ -89,6 +108,8 @@ def declaration(rpc: str, options: MethodOptions) -> options_pb2.OperationOption
     declared = options.Extensions[options_pb2.operation]
     if declared.tier == 0:
         raise ValueError(f"engram.v1.Engram.{rpc} declares no caller tier")
+    if declared.effect not in _EFFECTS:
+        raise ValueError(f"engram.v1.Engram.{rpc} declares no effect (reads, writes, deletes)")
     if declared.served_by not in SERVERS:
         raise ValueError(
             f"engram.v1.Engram.{rpc} is served by {declared.served_by!r}: "
@@ -109,6 +130,8 @@ def _operation(method: MethodDescriptor) -> Operation:
         client_streaming=method.client_streaming,
         server_streaming=method.server_streaming,
         http=_http(method.name, declared.http) if declared.HasField("http") else None,
+        effect=_EFFECTS[declared.effect],
+        idempotent=declared.idempotent,
     )
 
 

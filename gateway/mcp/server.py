@@ -140,7 +140,8 @@ class EngramTools:
                 input_schema=self.schemas[spec.name],
                 annotations=types.ToolAnnotations(
                     read_only_hint=spec.read_only,
-                    destructive_hint=False,
+                    destructive_hint=spec.declared.effect == "deletes",
+                    idempotent_hint=spec.declared.idempotent,
                     open_world_hint=False,
                 ),
             )

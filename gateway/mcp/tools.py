@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from engram.v1 import (
-    authoring_pb2,
     common_pb2,
     corpus_pb2,
     gateway_pb2,
@@ -33,6 +32,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
+from gateway.core.operations import OPERATIONS, Operation, message_class
 from gateway.mcp import framing
 from gateway.proto_schema import schema_for
 from gateway.protojson import parse, to_json
@@ -68,8 +68,7 @@ class ToolSpec:
     """One MCP tool over one gateway operation."""
 
     name: str
-    operation: str  # the Gateway method: `await gateway.<operation>(principal, request)`
-    request: type[Message]  # the proto request the operation takes
+    operation: str  # the operation (gateway/core/operations.py) the tool calls
     description: str
     # Where `store` goes: STORE_CONTEXT, STORE_NAME_FIELD, or None (no store argument).
     store: str | None = STORE_CONTEXT
@@ -84,9 +83,26 @@ class ToolSpec:
     required: tuple[str, ...] = ()
     # Request fields the tool always sets (merged under the arguments' own fields).
     fixed: Mapping[str, Any] = field(default_factory=dict)
-    read_only: bool = True
     # Turns the operation's answer into the tool's JSON answer (default: the whole message).
     result: Callable[[Message], Json] | None = None
+    # The request message, where it is not the operation's (an upload's header, not its
+    # stream of chunks); otherwise read from the operation table.
+    request_message: type[Message] | None = None
+
+    @property
+    def declared(self) -> Operation:
+        return OPERATIONS[self.operation]
+
+    @property
+    def request(self) -> type[Message]:
+        """The proto request the operation takes."""
+        if self.request_message is not None:
+            return self.request_message
+        return message_class(self.declared.request)
+
+    @property
+    def read_only(self) -> bool:
+        return self.declared.effect == "reads"
 
     @property
     def argument_message(self) -> type[Message]:
@@ -148,7 +164,6 @@ def build_tools(
         ToolSpec(
             name="engram_search",
             operation="search",
-            request=retrieval_pb2.SearchRequest,
             hide=_RANKER_KNOBS,
             required=("query",),
             description=_describe(
@@ -167,7 +182,6 @@ def build_tools(
         ToolSpec(
             name="engram_search_batch",
             operation="search_batch",
-            request=retrieval_pb2.SearchBatchRequest,
             hide=_RANKER_KNOBS,
             required=("searches", "searches.query"),
             description=_describe(
@@ -180,7 +194,6 @@ def build_tools(
         ToolSpec(
             name="engram_context_pack",
             operation="build_context_pack",
-            request=retrieval_pb2.ContextPackRequest,
             required=("query",),
             description=_describe(
                 "Build a context pack: the best drawers for a goal rendered as one compact "
@@ -195,9 +208,7 @@ def build_tools(
         ToolSpec(
             name="engram_record_retrieval",
             operation="record_retrieval",
-            request=retrieval_pb2.RecordRetrievalRequest,
             required=("drawer_ids",),
-            read_only=False,
             description=_describe(
                 "Report that drawers returned by a search were actually used; this raises "
                 "their salience so useful memories stay easy to find. Report only what you "
@@ -208,7 +219,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_drawer",
             operation="add_drawer",
-            request=authoring_pb2.AddDrawerRequest,
             required=(
                 "drawer",
                 "drawer.content",
@@ -216,7 +226,6 @@ def build_tools(
                 "drawer.wing",
                 "drawer.room",
             ),
-            read_only=False,
             description=_describe(
                 "Write an ambient memory (a drawer without a signature): context worth "
                 "keeping that is not a canonical claim. For decisions, directives and "
@@ -234,7 +243,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_drawer_signed",
             operation="add_drawer_signed",
-            request=authoring_pb2.AddDrawerSignedRequest,
             required=(
                 "drawer",
                 "drawer.content",
@@ -243,7 +251,6 @@ def build_tools(
                 "drawer.room",
                 "signature",
             ),
-            read_only=False,
             description=_describe(
                 "Write a canonical memory: a claim later questions should resolve to, signed "
                 "with a distinctive verbatim phrase of its content.",
@@ -258,9 +265,7 @@ def build_tools(
         ToolSpec(
             name="engram_update_drawer",
             operation="update_drawer",
-            request=authoring_pb2.UpdateDrawerRequest,
             required=("id",),
-            read_only=False,
             description=_describe(
                 "Change a drawer: fields that are set replace the current ones (content is "
                 "re-embedded); `reason` goes to the drawer's provenance log. Deprecate a "
@@ -274,7 +279,6 @@ def build_tools(
         ToolSpec(
             name="engram_get_drawer",
             operation="get_drawer",
-            request=retrieval_pb2.GetDrawerRequest,
             required=("id",),
             description=_describe(
                 "Read one drawer by id, with its provenance fields and the raw sessions it "
@@ -285,7 +289,6 @@ def build_tools(
         ToolSpec(
             name="engram_list_wings",
             operation="list_drawers",
-            request=retrieval_pb2.ListDrawersRequest,
             expose=(),
             fixed=_FACETS_ONLY,
             result=_wings,
@@ -299,7 +302,6 @@ def build_tools(
         ToolSpec(
             name="engram_list_rooms",
             operation="list_drawers",
-            request=retrieval_pb2.ListDrawersRequest,
             arguments=retrieval_pb2.DrawerFilter,
             nest="filter",
             expose=("wing",),
@@ -316,7 +318,6 @@ def build_tools(
         ToolSpec(
             name="engram_search_raw",
             operation="search_raw",
-            request=corpus_pb2.SearchRawRequest,
             required=("query",),
             description=_describe(
                 "Search raw memories: the unframed, verbatim chunks of ingested files and "
@@ -330,7 +331,6 @@ def build_tools(
         ToolSpec(
             name="engram_expand_raw",
             operation="expand_raw",
-            request=corpus_pb2.ExpandRawRequest,
             description=_describe(
                 "Show a raw chunk with its neighbours (`before`, `after` chunks of the same "
                 "file or session). Name the chunk by `chunk_id` (search_raw results), or by "
@@ -342,9 +342,7 @@ def build_tools(
         ToolSpec(
             name="engram_add_raw_memory",
             operation="add_raw_memory",
-            request=corpus_pb2.AddRawMemoryRequest,
             required=("content",),
-            read_only=False,
             description=_describe(
                 "Record one raw memory (verbatim, unframed) in the raw tier; it does not "
                 "enter the drawer pool until drawers are composed from it "
@@ -355,9 +353,7 @@ def build_tools(
         ToolSpec(
             name="engram_add_raw_session",
             operation="add_raw_session",
-            request=corpus_pb2.AddRawSessionRequest,
             required=("turns", "turns.content"),
-            read_only=False,
             description=_describe(
                 "Record a conversation (turns of role and content) as a raw session, "
                 "verbatim; bundle_turn_pairs keeps a user turn and its reply in one chunk. "
@@ -368,7 +364,6 @@ def build_tools(
         ToolSpec(
             name="engram_search_source",
             operation="search_source",
-            request=corpus_pb2.SearchSourceRequest,
             required=("query",),
             description=_describe(
                 "Search synced source files (code and docs): a separate surface from "
@@ -380,7 +375,6 @@ def build_tools(
         ToolSpec(
             name="engram_query_document",
             operation="query_document",
-            request=corpus_pb2.QueryDocumentRequest,
             required=("file_id",),
             description=_describe(
                 "Look inside one stored document: spans matching `pattern` (a substring, or "
@@ -392,10 +386,9 @@ def build_tools(
         ToolSpec(
             name="engram_upload_file",
             operation="upload_file",
-            request=corpus_pb2.UploadFileHeader,
+            request_message=corpus_pb2.UploadFileHeader,
             expose=("name", "folder"),
             required=("name",),
-            read_only=False,
             description=_describe(
                 "Upload a file into the store's corpus (markdown, text, JSONL transcripts, "
                 f"PDF): give `{_UPLOAD_TEXT}` as text, or `{_UPLOAD_BYTES}` as base64 bytes. "
@@ -409,9 +402,7 @@ def build_tools(
         ToolSpec(
             name="engram_ingest_files",
             operation="ingest_files",
-            request=corpus_pb2.IngestFilesRequest,
             required=("file_ids",),
-            read_only=False,
             description=_describe(
                 "Ingest uploaded files into raw memories (chunked, embedded) as a background "
                 "job; follow it with engram_job_status.",
@@ -421,8 +412,6 @@ def build_tools(
         ToolSpec(
             name="engram_compose_from_raw",
             operation="compose",
-            request=authoring_pb2.ComposeRequest,
-            read_only=False,
             description=_describe(
                 "Compose framed drawers from raw sessions (session_ids) or from the sessions "
                 "of ingested files (file_ids) as a background job; the store's authoring "
@@ -435,7 +424,6 @@ def build_tools(
         ToolSpec(
             name="engram_job_status",
             operation="get_job",
-            request=gateway_pb2.GetJobRequest,
             store=None,
             required=("id",),
             description=_describe(
@@ -446,7 +434,6 @@ def build_tools(
         ToolSpec(
             name="engram_list_stores",
             operation="list_stores",
-            request=gateway_pb2.ListStoresRequest,
             store=None,
             description=_describe(
                 "List the stores this token may use, with each one's deployment mode and "
@@ -456,7 +443,6 @@ def build_tools(
         ToolSpec(
             name="engram_store_info",
             operation="get_store",
-            request=gateway_pb2.GetStoreRequest,
             store=STORE_NAME_FIELD,
             result=_store_info,
             description=_describe(

@@ -10,26 +10,19 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
-from google.protobuf import descriptor_pool, message_factory
-from google.protobuf.message import Message
 
-from gateway.core.operations import OPERATIONS, HttpRoute, Operation
+from gateway.core.operations import OPERATIONS, HttpRoute, Operation, message_class
 from gateway.deps import PATH_DESCRIPTIONS, CallerDep
 from gateway.routes._proto import ProtoOp
 
 Endpoint = Callable[..., Awaitable[Response]]
 
 
-def _message(full_name: str) -> type[Message]:
-    found = descriptor_pool.Default().FindMessageTypeByName(full_name)
-    return message_factory.GetMessageClass(found)
-
-
 def proto_op(op: Operation, http: HttpRoute) -> ProtoOp[Any]:
     """Where the operation's request comes from and what it answers, for parsing and OpenAPI."""
     return ProtoOp(
-        _message(op.request),
-        _message(op.response),
+        message_class(op.request),
+        message_class(op.response),
         path_fields=http.path_fields,
         query=http.query,
         body=http.body,

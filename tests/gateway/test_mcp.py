@@ -144,6 +144,11 @@ async def test_tool_list_has_every_tool(mode: str) -> None:
     readers = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
     assert "engram_search" in readers
     assert "engram_add_drawer_signed" not in readers
+    assert "engram_record_retrieval" not in readers, "recording a retrieval changes salience"
+    # Hints come from the operation table (protos): effect and idempotence.
+    idempotent = {t.name for t in tools if t.annotations and t.annotations.idempotent_hint}
+    assert {"engram_search", "engram_update_drawer"} <= idempotent
+    assert "engram_add_drawer" not in idempotent and "engram_ingest_files" not in idempotent
 
 
 async def test_every_schema_is_strict_and_derived_from_its_proto() -> None:

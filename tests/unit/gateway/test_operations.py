@@ -62,6 +62,20 @@ def test_every_operation_is_served_by_the_gateway_or_forwarded() -> None:
     assert len(OPERATIONS) - len(own) >= 40, "the uniform operations are forwarded, not written"
 
 
+def test_effects_are_declared_and_deletes_are_deletes() -> None:
+    effects = {name: op.effect for name, op in OPERATIONS.items()}
+    assert {n for n, e in effects.items() if e == "deletes"} == {
+        "delete_store",
+        "revoke_token",
+        "delete_drawer",
+        "delete_folder",
+        "delete_file",
+    }
+    assert effects["search"] == "reads" and OPERATIONS["search"].idempotent
+    assert effects["record_retrieval"] == "writes", "it changes salience"
+    assert effects["add_drawer"] == "writes" and not OPERATIONS["add_drawer"].idempotent
+
+
 def test_the_names_are_the_rpcs_in_snake_case() -> None:
     assert operation_name("AddDrawerSigned") == "add_drawer_signed"
     assert operation_name("Search") == "search"
@@ -80,7 +94,15 @@ def _options(declared: options_pb2.OperationOptions | None) -> descriptor_pb2.Me
         (None, "declares no (engram.v1.operation)"),
         (options_pb2.OperationOptions(served_by="gateway"), "declares no caller tier"),
         (
-            options_pb2.OperationOptions(tier=common_pb2.CALLER_TIER_READ, served_by="elsewhere"),
+            options_pb2.OperationOptions(tier=common_pb2.CALLER_TIER_READ, served_by="gateway"),
+            "declares no effect",
+        ),
+        (
+            options_pb2.OperationOptions(
+                tier=common_pb2.CALLER_TIER_READ,
+                served_by="elsewhere",
+                effect=options_pb2.EFFECT_READS,
+            ),
             "is served by 'elsewhere'",
         ),
     ],
@@ -91,5 +113,7 @@ def test_an_rpc_without_a_valid_declaration_is_refused(
     with pytest.raises(ValueError) as caught:
         declaration("Poke", _options(declared))
     assert refusal in str(caught.value)
-    good = options_pb2.OperationOptions(tier=common_pb2.CALLER_TIER_WRITE, served_by="corpus")
+    good = options_pb2.OperationOptions(
+        tier=common_pb2.CALLER_TIER_WRITE, served_by="corpus", effect=options_pb2.EFFECT_WRITES
+    )
     assert declaration("Poke", _options(good)) == good
