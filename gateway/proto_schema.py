@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Final
 
+from engram.v1 import options_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 Json = dict[str, Any]
@@ -79,6 +80,21 @@ def visible_fields(
         if not (top and f.name in omit)
         and not (f.message_type is not None and f.message_type.full_name in hidden_types)
     ]
+
+
+def required_paths(descriptor: Descriptor, prefix: str = "") -> list[str]:
+    """Dotted paths of the fields a caller must set, as the protos mark them
+    (`[(engram.v1.required) = true]`), at every depth: "drawer", "drawer.content", …; a
+    repeated message's own required fields apply to each item ("turns.content")."""
+    paths: list[str] = []
+    for field in descriptor.fields:
+        path = f"{prefix}{field.name}"
+        if field.GetOptions().Extensions[options_pb2.required]:
+            paths.append(path)
+        entry = field.message_type
+        if entry is not None and not is_map(field) and not is_well_known(entry):
+            paths.extend(required_paths(entry, f"{path}."))
+    return paths
 
 
 def is_well_known(descriptor: Descriptor) -> bool:

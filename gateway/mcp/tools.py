@@ -34,7 +34,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
 from gateway.core.operations import OPERATIONS, Operation, message_class
 from gateway.mcp import framing
-from gateway.proto_schema import schema_for
+from gateway.proto_schema import required_paths, schema_for
 from gateway.protojson import parse, to_json
 from services.runtime.errors import InvalidInput
 from services.runtime.stores import STORE_NAME
@@ -79,8 +79,6 @@ class ToolSpec:
     # Top-level fields shown (None: all but the store); `hide` is removed at every depth.
     expose: tuple[str, ...] | None = None
     hide: tuple[str, ...] = ()
-    # Dotted paths of required fields ("drawer.content"; arrays are walked through).
-    required: tuple[str, ...] = ()
     # Request fields the tool always sets (merged under the arguments' own fields).
     fixed: Mapping[str, Any] = field(default_factory=dict)
     # Turns the operation's answer into the tool's JSON answer (default: the whole message).
@@ -165,7 +163,6 @@ def build_tools(
             name="engram_search",
             operation="search",
             hide=_RANKER_KNOBS,
-            required=("query",),
             description=_describe(
                 "Search the store's drawers (framed memories) for the ones that answer a "
                 "question, ranked by similarity re-weighted by memory type × intent, pin "
@@ -183,7 +180,6 @@ def build_tools(
             name="engram_search_batch",
             operation="search_batch",
             hide=_RANKER_KNOBS,
-            required=("searches", "searches.query"),
             description=_describe(
                 "Several engram_search queries against one store in one call; `searches` "
                 "takes the same fields as engram_search, answers come back in order.",
@@ -194,7 +190,6 @@ def build_tools(
         ToolSpec(
             name="engram_context_pack",
             operation="build_context_pack",
-            required=("query",),
             description=_describe(
                 "Build a context pack: the best drawers for a goal rendered as one compact "
                 "text (`text`) with a provenance header per memory, sized to a token budget "
@@ -208,7 +203,6 @@ def build_tools(
         ToolSpec(
             name="engram_record_retrieval",
             operation="record_retrieval",
-            required=("drawer_ids",),
             description=_describe(
                 "Report that drawers returned by a search were actually used; this raises "
                 "their salience so useful memories stay easy to find. Report only what you "
@@ -219,13 +213,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_drawer",
             operation="add_drawer",
-            required=(
-                "drawer",
-                "drawer.content",
-                "drawer.memory_type",
-                "drawer.wing",
-                "drawer.room",
-            ),
             description=_describe(
                 "Write an ambient memory (a drawer without a signature): context worth "
                 "keeping that is not a canonical claim. For decisions, directives and "
@@ -243,14 +230,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_drawer_signed",
             operation="add_drawer_signed",
-            required=(
-                "drawer",
-                "drawer.content",
-                "drawer.memory_type",
-                "drawer.wing",
-                "drawer.room",
-                "signature",
-            ),
             description=_describe(
                 "Write a canonical memory: a claim later questions should resolve to, signed "
                 "with a distinctive verbatim phrase of its content.",
@@ -265,7 +244,6 @@ def build_tools(
         ToolSpec(
             name="engram_update_drawer",
             operation="update_drawer",
-            required=("id",),
             description=_describe(
                 "Change a drawer: fields that are set replace the current ones (content is "
                 "re-embedded); `reason` goes to the drawer's provenance log. Deprecate a "
@@ -279,7 +257,6 @@ def build_tools(
         ToolSpec(
             name="engram_get_drawer",
             operation="get_drawer",
-            required=("id",),
             description=_describe(
                 "Read one drawer by id, with its provenance fields and the raw sessions it "
                 "was composed from (`sessions`).",
@@ -318,7 +295,6 @@ def build_tools(
         ToolSpec(
             name="engram_search_raw",
             operation="search_raw",
-            required=("query",),
             description=_describe(
                 "Search raw memories: the unframed, verbatim chunks of ingested files and "
                 "recorded sessions (not drawers). Use it to check what was actually said, "
@@ -342,7 +318,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_raw_memory",
             operation="add_raw_memory",
-            required=("content",),
             description=_describe(
                 "Record one raw memory (verbatim, unframed) in the raw tier; it does not "
                 "enter the drawer pool until drawers are composed from it "
@@ -353,7 +328,6 @@ def build_tools(
         ToolSpec(
             name="engram_add_raw_session",
             operation="add_raw_session",
-            required=("turns", "turns.content"),
             description=_describe(
                 "Record a conversation (turns of role and content) as a raw session, "
                 "verbatim; bundle_turn_pairs keeps a user turn and its reply in one chunk. "
@@ -364,7 +338,6 @@ def build_tools(
         ToolSpec(
             name="engram_search_source",
             operation="search_source",
-            required=("query",),
             description=_describe(
                 "Search synced source files (code and docs): a separate surface from "
                 "memories, answering 'where is this in the source', with paths and line "
@@ -375,7 +348,6 @@ def build_tools(
         ToolSpec(
             name="engram_query_document",
             operation="query_document",
-            required=("file_id",),
             description=_describe(
                 "Look inside one stored document: spans matching `pattern` (a substring, or "
                 "a regex with `regex`) and/or the windows most similar to `semantic_query`, "
@@ -388,7 +360,6 @@ def build_tools(
             operation="upload_file",
             request_message=corpus_pb2.UploadFileHeader,
             expose=("name", "folder"),
-            required=("name",),
             description=_describe(
                 "Upload a file into the store's corpus (markdown, text, JSONL transcripts, "
                 f"PDF): give `{_UPLOAD_TEXT}` as text, or `{_UPLOAD_BYTES}` as base64 bytes. "
@@ -402,7 +373,6 @@ def build_tools(
         ToolSpec(
             name="engram_ingest_files",
             operation="ingest_files",
-            required=("file_ids",),
             description=_describe(
                 "Ingest uploaded files into raw memories (chunked, embedded) as a background "
                 "job; follow it with engram_job_status.",
@@ -425,7 +395,6 @@ def build_tools(
             name="engram_job_status",
             operation="get_job",
             store=None,
-            required=("id",),
             description=_describe(
                 "The state and progress of a background job (ingest or compose): "
                 "JOB_STATE_QUEUED, RUNNING, DONE, FAILED or CANCELLED, with per-item errors."
@@ -580,7 +549,7 @@ def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
                 _describe_property(prop, "kind of memory: projects, work, philosophy")
             elif name == "room" and prop.get("type") == "string":
                 _describe_property(prop, "long-lived identity, written wing/name")
-    for path in spec.required:
+    for path in required_paths(cast(Descriptor, spec.argument_message.DESCRIPTOR)):
         _require(schema, path)
 
 

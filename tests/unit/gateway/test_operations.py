@@ -17,6 +17,7 @@ from google.protobuf import descriptor_pb2
 from gateway.core.operations import OPERATIONS, REQUIRED_TIER, declaration, operation_name
 from gateway.core.principal import Tier
 from gateway.core.service import Gateway
+from gateway.proto_schema import required_paths
 
 TIER_SERVICES = {
     "retrieval": retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"],
@@ -117,3 +118,20 @@ def test_an_rpc_without_a_valid_declaration_is_refused(
         tier=common_pb2.CALLER_TIER_WRITE, served_by="corpus", effect=options_pb2.EFFECT_WRITES
     )
     assert declaration("Poke", _options(good)) == good
+
+
+def test_required_fields_come_from_the_protos_at_every_depth() -> None:
+    signed = authoring_pb2.AddDrawerSignedRequest.DESCRIPTOR
+    assert required_paths(signed) == [
+        "drawer",
+        "drawer.content",
+        "drawer.memory_type",
+        "drawer.wing",
+        "drawer.room",
+        "signature",
+    ]
+    assert required_paths(retrieval_pb2.SearchBatchRequest.DESCRIPTOR) == [
+        "searches",
+        "searches.query",
+    ]
+    assert required_paths(retrieval_pb2.ListDrawersRequest.DESCRIPTOR) == []
