@@ -53,6 +53,12 @@ ALL_TYPES: Final[list[str]] = _unique(t for lib in LIBRARIES for t in lib.types)
 ALL_INTENTS: Final[list[str]] = _unique(i for lib in LIBRARIES for i in lib.intents)
 
 
+def by_mode(values: str) -> str:
+    """Which of the schema-wide values each store mode accepts ("types" or "intents"), for
+    a property's description: the enum cannot know the store, the description can say."""
+    return "; ".join(f"{lib.name} stores: {', '.join(getattr(lib, values))}" for lib in LIBRARIES)
+
+
 def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
 

@@ -539,12 +539,20 @@ def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
                 )
             elif name == "memory_type" and prop.get("type") == "string":
                 prop["enum"] = list(framing.ALL_TYPES)
-                _describe_property(prop, "a type of the store's library (engram_store_info)")
+                _describe_property(
+                    prop,
+                    "a type of the store's library (engram_store_info) — "
+                    + framing.by_mode("types"),
+                )
             elif name == "memory_types" and isinstance(prop.get("items"), dict):
                 prop["items"]["enum"] = list(framing.ALL_TYPES)
             elif name == "intent" and prop.get("type") == "string":
                 prop["enum"] = ["", *framing.ALL_INTENTS]
-                _describe_property(prop, "kind of question; empty = inferred from the query")
+                _describe_property(
+                    prop,
+                    "kind of question; empty = inferred from the query — "
+                    + framing.by_mode("intents"),
+                )
             elif name == "wing" and prop.get("type") == "string":
                 _describe_property(prop, "kind of memory: projects, work, philosophy")
             elif name == "room" and prop.get("type") == "string":
