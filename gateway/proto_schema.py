@@ -113,6 +113,9 @@ class _Builder:
             "properties": {f.name: self.field(f) for f in fields},
             "additionalProperties": False,
         }
+        required = [f.name for f in fields if f.GetOptions().Extensions[options_pb2.required]]
+        if required:
+            schema["required"] = required
         names = {f.name for f in fields}
         exclusive = [
             sorted(n for n in (f.name for f in oneof.fields) if n in names)

@@ -52,13 +52,21 @@ async def test_openapi_bodies_and_answers_come_from_the_protos(api: Api) -> None
     ):
         assert field in body["properties"], field
     assert body["properties"]["as_of"] == {"type": "string", "format": "date-time"}
+    assert body["required"] == ["query"], "required fields are the protos' (engram.v1.required)"
+    assert schemas["engram.v1.DrawerDraft"]["required"] == [
+        "content",
+        "memory_type",
+        "wing",
+        "room",
+    ]
     answer_ref = search["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     assert answer_ref.endswith("engram.v1.SearchResponse")
     assert schemas["engram.v1.RankerMode"]["enum"][0] == "RANKER_MODE_UNSPECIFIED"
 
     update = spec["paths"]["/v1/stores/{store}/drawers/{id}"]["patch"]
     update_ref = update["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-    assert "id" not in schemas[update_ref.rsplit("/", 1)[-1]]["properties"]
+    update_body = schemas[update_ref.rsplit("/", 1)[-1]]
+    assert "id" not in update_body["properties"] and "id" not in update_body.get("required", [])
     assert (
         "multipart/form-data"
         in spec["paths"]["/v1/stores/{store}/files"]["post"]["requestBody"]["content"]
