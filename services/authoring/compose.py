@@ -19,7 +19,6 @@ import asyncio
 import base64
 import hashlib
 import logging
-from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from services.authoring.invokers import ProviderSpec, build_invoker
 from services.authoring.state import Prompt
 from services.runtime.errors import EngramError, InvalidInput, PermissionDenied
 from services.runtime.grpc_client import call
-from services.runtime.job_proto import job_result
+from services.runtime.job_proto import job_payload, job_result, read_payload
 from services.runtime.jobs import JobContext
 from services.vocabulary.enums import PIN_VALUES
 
@@ -341,14 +340,6 @@ async def mark_files(
 # ---------------------------------------------------------------- the job
 
 
-def encode_store(store: common_pb2.StoreContext) -> str:
-    return base64.b64encode(store.SerializeToString()).decode()
-
-
-def decode_store(text: str) -> common_pb2.StoreContext:
-    return common_pb2.StoreContext.FromString(base64.b64decode(text))
-
-
 async def plan(deps: AuthoringDeps, request: authoring_pb2.ComposeRequest) -> dict[str, Any]:
     """Check a compose request and turn it into the job's payload (sessions resolved)."""
     store = request.store
@@ -377,32 +368,43 @@ async def plan(deps: AuthoringDeps, request: authoring_pb2.ComposeRequest) -> di
     for session_id in request.session_ids:
         if not session_id.strip() or len(session_id) > 256:
             raise InvalidInput("a session id is 1-256 characters", field="session_ids")
-    files: dict[str, list[str]] = defaultdict(list)
+    payload = authoring_pb2.ComposeJobPayload(
+        store=store,
+        sessions=sessions,
+        replace_existing=request.replace_existing,
+        allow_new_wing=request.allow_new_wing,
+    )
     for session_id, file_id in by_file.items():
-        files[file_id].append(session_id)
-    return {
-        "store": encode_store(store),
-        "sessions": sessions,
-        "files": dict(files),
-        "replace_existing": request.replace_existing,
-        "allow_new_wing": request.allow_new_wing,
-    }
+        payload.sessions_by_file[file_id].ids.append(session_id)
+    return job_payload(payload)
+
+
+def compose_payload(queued: dict[str, Any]) -> authoring_pb2.ComposeJobPayload:
+    """The queued payload; one queued by an earlier version (the store as base64 bytes, files
+    as a plain map) is read too, so an upgrade never strands a queued job."""
+    if not isinstance(queued.get("store"), str):
+        return read_payload(queued, authoring_pb2.ComposeJobPayload)
+    payload = authoring_pb2.ComposeJobPayload(
+        store=common_pb2.StoreContext.FromString(base64.b64decode(queued["store"])),
+        sessions=queued.get("sessions", []),
+        replace_existing=bool(queued.get("replace_existing")),
+        allow_new_wing=bool(queued.get("allow_new_wing")),
+    )
+    for file_id, sessions in (queued.get("files") or {}).items():
+        payload.sessions_by_file[file_id].ids.extend(sessions)
+    return payload
 
 
 def compose_handler(deps: AuthoringDeps) -> Any:
     """The `compose_drawers` job: each session in turn, progress per session, errors per
     session (a malformed model answer fails that session only)."""
 
-    async def handle(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
-        store = decode_store(payload["store"])
-        sessions: list[str] = payload["sessions"]
-        replace_existing = bool(payload.get("replace_existing"))
-        state = await deps.state(store)
-        prompt = await asyncio.to_thread(state.prompt, mode_of(store), "")
-        async with invoker_for(deps, store) as invoker:
-            return await _run_sessions(
-                deps, ctx, store, invoker, prompt, payload, sessions, replace_existing
-            )
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
+        payload = compose_payload(queued)
+        state = await deps.state(payload.store)
+        prompt = await asyncio.to_thread(state.prompt, mode_of(payload.store), "")
+        async with invoker_for(deps, payload.store) as invoker:
+            return await _run_sessions(deps, ctx, invoker, prompt, payload)
 
     return handle
 
@@ -410,14 +412,12 @@ def compose_handler(deps: AuthoringDeps) -> Any:
 async def _run_sessions(
     deps: AuthoringDeps,
     ctx: JobContext,
-    store: common_pb2.StoreContext,
     invoker: Invoker,
     prompt: Prompt,
-    payload: dict[str, Any],
-    sessions: list[str],
-    replace_existing: bool,
+    payload: authoring_pb2.ComposeJobPayload,
 ) -> dict[str, Any]:
     """Each session in turn: draft, write, report; a failing session is an item error."""
+    store, sessions = payload.store, list(payload.sessions)
     written = deleted = rejected = failed = 0
     await ctx.report(items_done=0, items_total=len(sessions), units_done=0, unit="drawers")
     for done, session_id in enumerate(sessions, start=1):
@@ -428,11 +428,11 @@ async def _run_sessions(
                 invoker,
                 prompt,
                 session_id,
-                allow_new_wing=bool(payload.get("allow_new_wing")),
+                allow_new_wing=payload.allow_new_wing,
                 job_id=ctx.job_id,
             )
             rejected += len(drafts.rejected)
-            added, removed = await writes_for(deps, store, drafts, replace_existing, ctx)
+            added, removed = await writes_for(deps, store, drafts, payload.replace_existing, ctx)
             written += added
             deleted += removed
         except EngramError as error:
@@ -446,7 +446,11 @@ async def _run_sessions(
             unit="drawers",
             message=f"{done}/{len(sessions)} sessions",
         )
-    await mark_files(deps, store, payload.get("files") or {})
+    await mark_files(
+        deps,
+        store,
+        {file_id: list(listed.ids) for file_id, listed in payload.sessions_by_file.items()},
+    )
     return job_result(
         common_pb2.ComposeResult(
             sessions=len(sessions),

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.v1 import common_pb2
+from engram.v1 import common_pb2, corpus_pb2
 
 from services.corpus.core import ChunkOptions, SizeTier, chunk_file, chunk_synopsis, detect_type
 from services.corpus.store import CorpusStore, FileRecord
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import EngramError, InvalidInput
-from services.runtime.job_proto import job_result
+from services.runtime.job_proto import job_result, read_payload
 from services.runtime.jobs import JobContext
 from services.runtime.stores import OpenStores
 
@@ -119,9 +119,9 @@ def ingest_handler(
 ) -> Any:
     """The `ingest_files` job: every file in turn, progress per file, errors per file."""
 
-    async def handle(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
         store = await asyncio.to_thread(stores.get, ctx.store)
-        file_ids: Sequence[str] = payload["file_ids"]
+        file_ids = list(read_payload(queued, corpus_pb2.IngestJobPayload).file_ids)
         chunks = failed = 0
         await ctx.report(items_done=0, items_total=len(file_ids), units_done=0, unit="chunks")
         for done, file_id in enumerate(file_ids, start=1):

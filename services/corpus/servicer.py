@@ -16,7 +16,7 @@ from services.corpus.ingest import INGEST_KIND, check_ingest_request
 from services.corpus.sources import search_source, sync_source
 from services.corpus.store import CorpusStore
 from services.runtime.errors import InvalidInput
-from services.runtime.job_proto import job_to_proto
+from services.runtime.job_proto import job_payload, job_to_proto
 from services.runtime.stores import validate_store_name
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
@@ -120,7 +120,9 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         file_ids = list(dict.fromkeys(request.file_ids))
         check_ingest_request(store, file_ids)
         record = await self._deps.jobs.enqueue(
-            INGEST_KIND, request.store.name, {"file_ids": file_ids}
+            INGEST_KIND,
+            request.store.name,
+            job_payload(corpus_pb2.IngestJobPayload(file_ids=file_ids)),
         )
         return job_to_proto(record)
 

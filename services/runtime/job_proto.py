@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from engram.v1 import common_pb2
 from google.protobuf import json_format
@@ -47,6 +47,21 @@ def _set_result(job: common_pb2.Job, result: Mapping[str, Any]) -> None:
         job.result_json = json.dumps(dict(result))  # a job recorded before typed results
         return
     json_format.ParseDict(result.get("value", {}), getattr(job, field))
+
+
+M = TypeVar("M", bound=Message)
+
+
+def job_payload(payload: Message) -> dict[str, Any]:
+    """A job's payload message as the JSON the queue keeps."""
+    return json_format.MessageToDict(payload, preserving_proto_field_name=True)
+
+
+def read_payload(data: Mapping[str, Any], message_type: type[M]) -> M:
+    """A queued payload as its message (`job_payload` wrote it)."""
+    message = message_type()
+    json_format.ParseDict(dict(data), message)
+    return message
 
 
 def job_to_proto(record: JobRecord) -> common_pb2.Job:
