@@ -74,7 +74,7 @@ def job_to_proto(record: JobRecord) -> common_pb2.Job:
         progress=common_pb2.JobProgress(
             items_done=record.progress.items_done,
             items_total=record.progress.items_total,
-            units_done=int(record.progress.units_done),
+            units_done=record.progress.units_done,
             unit=record.progress.unit,
             message=record.progress.message,
         ),

@@ -86,7 +86,7 @@ TERMINAL_STATES = frozenset({JobState.DONE, JobState.FAILED, JobState.CANCELLED}
 class JobProgress(BaseModel):
     items_done: int = 0
     items_total: int = 0
-    units_done: float = 0.0
+    units_done: int = 0  # as engram.v1.JobProgress counts them (uint64)
     unit: str = ""
     message: str = ""
 
@@ -430,7 +430,7 @@ class JobContext:
         *,
         items_done: int | None = None,
         items_total: int | None = None,
-        units_done: float | None = None,
+        units_done: int | None = None,
         unit: str | None = None,
         message: str | None = None,
     ) -> None:

@@ -86,7 +86,7 @@ async def test_a_job_runs_to_done_recording_progress_and_item_errors(
 ) -> None:
     async def count(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
         for i in range(1, payload["n"] + 1):
-            await ctx.report(items_done=i, items_total=payload["n"], units_done=10.0 * i, unit="B")
+            await ctx.report(items_done=i, items_total=payload["n"], units_done=10 * i, unit="B")
         await ctx.item_error("item-2", "too_large", "item 2 is over the limit")
         return {"counted": payload["n"]}
 
@@ -97,7 +97,7 @@ async def test_a_job_runs_to_done_recording_progress_and_item_errors(
     assert done.state is JobState.DONE, done.error
     assert done.result == {"counted": 3}
     assert (done.progress.items_done, done.progress.items_total) == (3, 3)
-    assert (done.progress.units_done, done.progress.unit) == (30.0, "B")
+    assert (done.progress.units_done, done.progress.unit) == (30, "B")
     assert [e.item_id for e in done.errors] == ["item-2"] and done.errors_total == 1
     assert done.attempts == 1
     assert done.started_at is not None and done.finished_at is not None
