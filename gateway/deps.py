@@ -59,6 +59,7 @@ PATH_DESCRIPTIONS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "store": "the store's name (a slug)",
         "id": "the id",
+        "drawer_id": "the drawer's id",
         "session_id": "the raw session's id",
         "file_id": "the file's id",
         "version": "a prompt version",

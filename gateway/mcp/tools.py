@@ -264,6 +264,46 @@ def build_tools(
             ),
         ),
         ToolSpec(
+            name="engram_link_drawers",
+            operation="create_link",
+            description=_describe(
+                "Link two drawers with what one says of the other, directed from `from_id` "
+                "to `to_id`: supersedes (the newer decision replaces the older one), "
+                "caused_by, relates_to, implements, reverts, contradicts; `evidence_ids` "
+                "name drawers that support it. Both ends must exist. A link holds from "
+                "`valid_from` (now) until it is ended (engram_end_link).",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_end_link",
+            operation="end_link",
+            description=_describe(
+                "End a link (it stops holding from `valid_to`, now by default, and stays "
+                "listed as history).",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_drawer_links",
+            operation="list_links",
+            description=_describe(
+                "A drawer's links, both ends, oldest first; `types` narrows them and `as_of` "
+                "keeps only those holding at that time.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
+            name="engram_traverse_links",
+            operation="traverse_links",
+            description=_describe(
+                "Walk the links from a drawer, breadth first, `depth` links away (2; at most "
+                "5), by `types`, `direction` and `as_of`: e.g. the chain of decisions that "
+                "superseded one another.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
             name="engram_list_wings",
             operation="list_drawers",
             expose=(),

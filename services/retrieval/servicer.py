@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 import grpc
 from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 
-from services.retrieval import convert
+from services.retrieval import convert, links
 from services.retrieval.context_pack import build_context_pack
 from services.retrieval.core import effective_salience
 from services.retrieval.core.log_entry import LogEntry, Op
@@ -247,6 +247,38 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         for drawer in drawers:
             _with_effective_salience(drawer, now)
         return retrieval_pb2.RecordRetrievalResponse(drawers=drawers)
+
+    # ------------------------------------------------------------------ links
+
+    async def CreateLink(
+        self, request: retrieval_pb2.CreateLinkRequest, context: Context
+    ) -> retrieval_pb2.DrawerLink:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(links.create_link, pool, request, now=time.time())
+
+    async def EndLink(
+        self, request: retrieval_pb2.EndLinkRequest, context: Context
+    ) -> retrieval_pb2.DrawerLink:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(links.end_link, pool, request, now=time.time())
+
+    async def DeleteLink(
+        self, request: retrieval_pb2.DeleteLinkRequest, context: Context
+    ) -> retrieval_pb2.DeleteLinkResponse:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(links.delete_link, pool, request)
+
+    async def ListLinks(
+        self, request: retrieval_pb2.ListLinksRequest, context: Context
+    ) -> retrieval_pb2.ListLinksResponse:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(links.list_links, pool, request)
+
+    async def TraverseLinks(
+        self, request: retrieval_pb2.TraverseLinksRequest, context: Context
+    ) -> retrieval_pb2.TraverseLinksResponse:
+        pool, _ = await self._pool(request.store)
+        return await asyncio.to_thread(links.traverse_links, pool, request)
 
     async def RetrievalUsage(
         self, request: retrieval_pb2.RetrievalUsageRequest, context: Context

@@ -38,6 +38,10 @@ TOOLS = {
     "engram_add_drawer_signed",
     "engram_update_drawer",
     "engram_get_drawer",
+    "engram_link_drawers",
+    "engram_end_link",
+    "engram_drawer_links",
+    "engram_traverse_links",
     "engram_list_wings",
     "engram_list_rooms",
     "engram_search_raw",
@@ -463,3 +467,59 @@ async def test_the_signature_rule_in_force_reaches_the_mcp_schemas(
                 )
                 assert refused.startswith("invalid_input: signature:"), refused
                 assert f"at least {rule}" in refused, refused
+
+
+async def test_an_agent_links_a_newer_decision_and_walks_the_chain(
+    api: Api, store_name: str
+) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "write", store_name) as client:
+        ids = []
+        for content in (
+            "The Architect decided that retries are capped at three attempts per job.",
+            "The Architect decided that retries are capped at five attempts per job from May.",
+        ):
+            written = _answer(
+                await client.call_tool(
+                    "engram_add_drawer",
+                    {
+                        "store": store_name,
+                        "drawer": _draft(content=content),
+                        "allow_new_wing": True,
+                    },
+                )
+            )
+            ids.append(written["drawer"]["id"])
+        old, new = ids
+        link = _answer(
+            await client.call_tool(
+                "engram_link_drawers",
+                {
+                    "store": store_name,
+                    "from_id": new,
+                    "to_id": old,
+                    "type": "LINK_TYPE_SUPERSEDES",
+                    "reason": "the cap was raised",
+                },
+            )
+        )
+        assert (link["from_id"], link["to_id"]) == (new, old)
+        walked = _answer(
+            await client.call_tool(
+                "engram_traverse_links",
+                {"store": store_name, "drawer_id": old, "direction": "LINK_DIRECTION_INCOMING"},
+            )
+        )
+        assert walked["drawer_ids"] == [old, new]
+        refused = _error(
+            await client.call_tool(
+                "engram_link_drawers",
+                {
+                    "store": store_name,
+                    "from_id": new,
+                    "to_id": "d_gone",
+                    "type": "LINK_TYPE_SUPERSEDES",
+                },
+            )
+        )
+        assert refused.startswith("not_found:"), refused

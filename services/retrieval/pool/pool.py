@@ -9,6 +9,7 @@ Every method is synchronous and thread-safe; the servicer calls them through
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from engram.v1 import common_pb2
 
+from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.runtime.errors import NotFound
@@ -88,6 +90,8 @@ class DrawerPool:
         )
         self._lock = self.collection.lock
         self._meta: dict[str, DrawerMeta] = {}
+        # Typed links between this pool's drawers (services.retrieval.links).
+        self.links = LinkStore(location.root / "links.sqlite")
         self.reconcile()
 
     def reconcile(self) -> ReconcileReport:
@@ -136,6 +140,8 @@ class DrawerPool:
             self.collection.delete(present)
             for drawer_id in present:
                 self._meta.pop(drawer_id, None)
+            # A deleted drawer's links end now: none is left holding to a drawer that is gone.
+            self.links.end_all_for(present, time.time())
             return len(present)
 
     def drop(self) -> None:
@@ -149,6 +155,7 @@ class DrawerPool:
         with self._lock:
             self.collection.close()
             self.collection.vectors.close()
+            self.links.close()
 
     # ------------------------------------------------------------------ reads
 

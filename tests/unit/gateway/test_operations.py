@@ -71,6 +71,7 @@ def test_effects_are_declared_and_deletes_are_deletes() -> None:
         "delete_drawer",
         "delete_folder",
         "delete_file",
+        "delete_link",
     }
     assert effects["search"] == "reads" and OPERATIONS["search"].idempotent
     assert effects["record_retrieval"] == "writes", "it changes salience"
