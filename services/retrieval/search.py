@@ -34,11 +34,14 @@ from services.retrieval.core import (
     select,
 )
 from services.retrieval.core.constants import RANKER_FULL
+from services.retrieval.core.links import MAX_DEPTH
+from services.retrieval.core.supersession import Supersession, supersession_of
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
 from services.runtime.queries import check_query_text
 from services.vocabulary import TypeLibrary, library_for
+from services.vocabulary.libraries import DEPRECATED_VISIBLE_INTENTS
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class SearchOutcome:
     hits: list[SearchHitResult]
     candidates_considered: int
     timings: Timings
+    # Supersedes links holding at the search's time, among the candidates (results say so).
+    supersession: Supersession = field(default_factory=Supersession)
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,54 @@ class SearchLimits:
     default_depth: int = 50
     max_depth: int = 500
     max_n_results: int = 200
+
+
+def bind_supersession(
+    pool: DrawerPool,
+    gathered: CandidateSet,
+    vector: npt.NDArray[np.float32],
+    flt: MetaFilter,
+    *,
+    at: float,
+    withhold: bool,
+) -> tuple[CandidateSet, Supersession]:
+    """Apply explicit supersession to the candidates. Withholding (every intent but history):
+    a drawer superseded by a link holding at `at` leaves the candidates and its latest
+    successor joins them (scored by its own cosine) when the filter admits it. Otherwise the
+    candidates stay; either way the answer carries who supersedes whom."""
+    candidates = {c.id: c for c in gathered.candidates}
+    binding = supersession_of(pool.links.touching(list(candidates)), at)
+    if not withhold or not binding.superseded_by:
+        return gathered, binding
+    # Successors outside the candidates may be superseded in turn: read their links too.
+    known = set(candidates)
+    for _ in range(MAX_DEPTH):
+        fresh = {s for ids in binding.superseded_by.values() for s in ids} - known
+        if not fresh:
+            break
+        known |= fresh
+        binding = supersession_of(pool.links.touching(list(known)), at)
+    kept = {i: c for i, c in candidates.items() if i not in binding.superseded_by}
+    vectors = dict(gathered.vectors) if gathered.vectors is not None else None
+    offered = [
+        successor
+        for superseded in candidates
+        if superseded in binding.superseded_by
+        for successor in binding.latest(superseded)
+        if successor not in kept
+    ]
+    stored = pool.vectors_of(list(dict.fromkeys(offered)))
+    for successor in dict.fromkeys(offered):
+        meta = pool.meta(successor)
+        if meta is None or successor not in stored or not flt.matches(meta):
+            continue
+        kept[successor] = meta.candidate(
+            float(np.dot(stored[successor], vector)), keyword_hit=False, vector_hit=True
+        )
+        if vectors is not None:
+            vectors[successor] = stored[successor]
+    bound = CandidateSet(list(kept.values()), gathered.keyword_reference, vectors)
+    return bound, binding
 
 
 class SearchEngine:
@@ -160,10 +213,19 @@ class SearchEngine:
         gathered_set = await asyncio.to_thread(
             self._candidates, pool, vector, spec.query, flt, depth, spec.ranker == RANKER_FULL
         )
+        now = spec.as_of or datetime.now(UTC)
+        gathered_set, binding = await asyncio.to_thread(
+            bind_supersession,
+            pool,
+            gathered_set,
+            vector,
+            flt,
+            at=now.timestamp(),
+            withhold=intent not in DEPRECATED_VISIBLE_INTENTS,
+        )
         candidates = gathered_set.candidates
         gathered = time.perf_counter()
 
-        now = spec.as_of or datetime.now(UTC)
         ctx = ScoringContext(
             mode=store.mode,
             intent=intent,
@@ -189,6 +251,7 @@ class SearchEngine:
         ]
         done = time.perf_counter()
         return SearchOutcome(
+            supersession=binding,
             intent=ranking.intent,
             intent_inferred=not spec.intent.strip(),
             intent_confidence=guess.confidence,

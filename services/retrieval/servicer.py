@@ -417,6 +417,8 @@ def _search_response(
             score=hit.scored.final_score,
             deprecated=hit.scored.breakdown.deprecated,
             rank=rank_index,
+            superseded_by=outcome.supersession.superseded_by.get(drawer.id, ()),
+            supersedes=outcome.supersession.supersedes.get(drawer.id, ()),
         )
         if include_breakdown:
             result.breakdown.CopyFrom(convert.breakdown(hit.scored.breakdown))

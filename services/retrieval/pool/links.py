@@ -97,6 +97,19 @@ class LinkStore:
             ).fetchall()
         return [_link(row) for row in rows]
 
+    def touching(self, drawer_ids: Collection[str]) -> list[Link]:
+        """Every link with one of these drawers at either end (one query)."""
+        if not drawer_ids:
+            return []
+        marks = ", ".join("?" for _ in drawer_ids)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM links WHERE from_id IN ({marks}) OR to_id IN ({marks}) "
+                "ORDER BY created_at, id",
+                (*drawer_ids, *drawer_ids),
+            ).fetchall()
+        return [_link(row) for row in rows]
+
     def end(self, link_id: str, at: float) -> Link | None:
         """Set `valid_to` (a link already ended keeps its end); None when there is no link."""
         with self._lock:

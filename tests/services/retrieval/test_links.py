@@ -11,7 +11,7 @@ from engram.v1 import retrieval_pb2
 
 from services.retrieval.pool.records import to_timestamp
 from tests.services.retrieval.conftest import RunningRetrieval
-from tests.services.retrieval.test_contract import _index
+from tests.services.retrieval.test_contract import POOL, _index, drawer
 
 SUPERSEDES = retrieval_pb2.LINK_TYPE_SUPERSEDES
 RELATES = retrieval_pb2.LINK_TYPE_RELATES_TO
@@ -138,3 +138,62 @@ async def test_deleting_a_drawer_ends_its_links(retrieval: RunningRetrieval) -> 
         retrieval_pb2.ListLinksRequest(store=retrieval.store(), drawer_id="dec-1")
     )
     assert [x.id for x in history.links] == [link.id] and history.links[0].HasField("valid_to")
+
+
+_CAP_3 = drawer(
+    "cap-3",
+    "The Architect decided that job retries are capped at three attempts per job.",
+    "decision",
+    room="projects/jobs",
+)
+_CAP_5 = drawer(
+    "cap-5",
+    "From May the Architect raised the limit: a failing job now gets five tries.",
+    "decision",
+    room="projects/jobs",
+)
+
+
+async def _search(
+    r: RunningRetrieval, intent: str, **extra: object
+) -> list[retrieval_pb2.SearchHit]:
+    answer = await r.stub.Search(
+        retrieval_pb2.SearchRequest(
+            store=r.store(),
+            query="how many attempts are job retries capped at?",
+            intent=intent,
+            min_score=-1.0,
+            **extra,  # type: ignore[arg-type]
+        )
+    )
+    return list(answer.results)
+
+
+async def test_supersession_binds_outside_history_and_shows_the_chain_in_it(
+    retrieval: RunningRetrieval,
+) -> None:
+    await _index(retrieval, [*POOL, _CAP_3, _CAP_5])
+    before = [h.drawer.id for h in await _search(retrieval, "planning")]
+    assert "cap-3" in before, "without a link nothing is withheld"
+    start = to_timestamp(datetime(2026, 5, 1, tzinfo=UTC))
+    link = await _link(retrieval, "cap-5", "cap-3", valid_from=start)
+
+    planning = await _search(retrieval, "planning")
+    ids = [h.drawer.id for h in planning]
+    assert "cap-3" not in ids and "cap-5" in ids, ids
+    newer = next(h for h in planning if h.drawer.id == "cap-5")
+    assert list(newer.supersedes) == ["cap-3"]
+
+    # The successor is offered even when only the superseded drawer was a candidate.
+    narrow = await _search(retrieval, "planning", candidate_depth=1, n_results=1)
+    assert [h.drawer.id for h in narrow] == ["cap-5"]
+
+    history = await _search(retrieval, "history")
+    shown = {h.drawer.id: h for h in history}
+    assert {"cap-3", "cap-5"} <= set(shown), "history shows both"
+    assert list(shown["cap-3"].superseded_by) == ["cap-5"]
+
+    april = to_timestamp(datetime(2026, 4, 1, tzinfo=UTC))
+    assert "cap-3" in [h.drawer.id for h in await _search(retrieval, "planning", as_of=april)]
+    await retrieval.stub.EndLink(retrieval_pb2.EndLinkRequest(store=retrieval.store(), id=link.id))
+    assert "cap-3" in [h.drawer.id for h in await _search(retrieval, "planning")], "ended"

@@ -1,10 +1,11 @@
-"""Walking typed links: types, time, direction and depth, from a lookup of each drawer's links."""
+"""Walking typed links (types, time, direction, depth) and reading supersession from them."""
 
 from __future__ import annotations
 
 import pytest
 
 from services.retrieval.core.links import Link, traverse
+from services.retrieval.core.supersession import supersession_of
 
 
 def link(
@@ -63,3 +64,19 @@ def test_an_ended_link_holds_until_its_end_only() -> None:
     ended = link("e", "x", "y", start=10, end=20)
     assert not ended.holds_at(9) and ended.holds_at(10) and ended.holds_at(19.9)
     assert not ended.holds_at(20)
+
+
+def test_supersession_reads_only_holding_supersedes_links_and_follows_the_chain() -> None:
+    links = [
+        link("s1", "v2", "v1", start=0),
+        link("s2", "v3", "v2", start=10),
+        link("s3", "v9", "v1", start=0, end=5),  # ended: no longer binds
+        link("r1", "v7", "v1", "relates_to"),  # another type: never binds
+    ]
+    at_20 = supersession_of(links, 20.0)
+    assert at_20.superseded_by == {"v1": ("v2",), "v2": ("v3",)}
+    assert at_20.supersedes == {"v2": ("v1",), "v3": ("v2",)}
+    assert at_20.latest("v1") == ["v3"], "the chain ends at the drawer nothing replaces"
+    assert at_20.latest("v3") == ["v3"]
+    at_7 = supersession_of(links, 7.0)
+    assert at_7.latest("v1") == ["v2"], "v3 did not supersede v2 yet at 7"

@@ -1,0 +1,55 @@
+"""Which drawers are superseded, and by what: read only from explicit `supersedes` links that
+hold at the time asked about (never guessed from similarity or recency; issue 15).
+
+Pure: the links come in; the search pipeline fetches them and decides what a query sees
+(outside history intents a superseded drawer is withheld and its successor offered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from services.retrieval.core.links import MAX_DEPTH, Link
+
+SUPERSEDES = "supersedes"
+
+
+@dataclass(frozen=True)
+class Supersession:
+    superseded_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    supersedes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def latest(self, drawer_id: str) -> list[str]:
+        """The drawers that replace `drawer_id` and are not replaced themselves, following the
+        chain (at most MAX_DEPTH links); the drawer itself when nothing replaces it."""
+        frontier, seen, found = [drawer_id], {drawer_id}, []
+        for _ in range(MAX_DEPTH + 1):
+            reached = []
+            for current in frontier:
+                successors = self.superseded_by.get(current, ())
+                if not successors:
+                    found.append(current)
+                for successor in successors:
+                    if successor not in seen:
+                        seen.add(successor)
+                        reached.append(successor)
+            if not reached:
+                break
+            frontier = reached
+        return list(dict.fromkeys(found)) or [drawer_id]
+
+
+def supersession_of(links: Iterable[Link], at: float) -> Supersession:
+    """The supersedes links among `links` that hold at `at`, both ways."""
+    by: dict[str, list[str]] = {}
+    of: dict[str, list[str]] = {}
+    for link in links:
+        if link.type != SUPERSEDES or not link.holds_at(at):
+            continue
+        by.setdefault(link.to_id, []).append(link.from_id)
+        of.setdefault(link.from_id, []).append(link.to_id)
+    return Supersession(
+        {k: tuple(dict.fromkeys(v)) for k, v in by.items()},
+        {k: tuple(dict.fromkeys(v)) for k, v in of.items()},
+    )
