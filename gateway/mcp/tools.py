@@ -218,7 +218,9 @@ def build_tools(
                 "keeping that is not a canonical claim. For decisions, directives and "
                 "settled facts use engram_add_drawer_signed. A near-duplicate in the same "
                 "room and type is answered with the existing drawer (`duplicate`); "
-                "`warnings` name shapes that will read badly at retrieval time.",
+                "`warnings` name shapes that will read badly at retrieval time. When it "
+                "replaces earlier drawers, name them in `supersedes`: they are linked and no "
+                "longer returned outside history questions.",
                 framing.FRAMING,
                 framing.TYPE_LIBRARY,
                 framing.WINGS_AND_ROOMS,

@@ -40,6 +40,7 @@ class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
             signature=None,
             allow_new_wing=request.allow_new_wing,
             reason=request.reason,
+            supersedes=list(request.supersedes),
         )
 
     async def AddDrawerSigned(
@@ -53,6 +54,7 @@ class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
             signature=request.signature,
             allow_new_wing=request.allow_new_wing,
             reason=request.reason,
+            supersedes=list(request.supersedes),
         )
 
     async def UpdateDrawer(

@@ -23,7 +23,7 @@ from services.authoring.core import DraftInput, Validation, validate_draft
 from services.authoring.core.claims import ClaimDifference, claim_difference
 from services.authoring.core.rules import check_pinned_change, signing_hint
 from services.authoring.deps import AuthoringDeps
-from services.runtime.errors import InvalidInput, PermissionDenied
+from services.runtime.errors import InvalidInput, NotFound, PermissionDenied
 from services.runtime.grpc_client import call
 from services.vocabulary.enums import PIN_NAMES, PIN_VALUES
 
@@ -173,10 +173,13 @@ async def add_drawer(
     signature: str | None,
     allow_new_wing: bool,
     reason: str,
+    supersedes: Sequence[str] = (),
 ) -> authoring_pb2.WriteDrawerResponse:
-    """add_drawer (signature None: ambient) or add_drawer_signed (canonical)."""
+    """add_drawer (signature None: ambient) or add_drawer_signed (canonical); with
+    `supersedes`, the drawers it replaces are checked first and linked once it is written."""
     _check_reason(reason)
     _check_extras(draft)
+    replaced = await _replaced_drawers(deps, store, supersedes)
     if draft.HasField("signature"):
         raise InvalidInput(
             "drawer.signature is output only (a composed draft's phrase): write a canonical "
@@ -202,8 +205,9 @@ async def add_drawer(
     drawer.attributes["write"] = "canonical" if signature is not None else "ambient"
     check = await find_duplicate(deps, store, drawer)
     if check.duplicate is not None:
+        links = await _link_replaced(deps, store, check.duplicate.id, replaced, reason)
         return authoring_pb2.WriteDrawerResponse(
-            drawer=check.duplicate, duplicate=True, warnings=validation.warnings
+            drawer=check.duplicate, duplicate=True, warnings=validation.warnings, links=links
         )
     (written,) = await index(deps, store, [drawer])
     state = await deps.state(store)
@@ -218,12 +222,76 @@ async def add_drawer(
         reason=reason,
         changes=changes,
     )
+    links = await _link_replaced(deps, store, written.id, replaced, reason)
     hint = signing_hint(written.content, written.memory_type, signed=signature is not None)
     return authoring_pb2.WriteDrawerResponse(
         drawer=written,
         warnings=[*validation.warnings, *([hint] if hint else []), *check.hint()],
         supersession_candidates=[d.id for d, _ in check.differing],
+        links=links,
     )
+
+
+# Drawers one write may say it replaces.
+MAX_SUPERSEDED = 16
+
+
+async def _replaced_drawers(
+    deps: AuthoringDeps, store: common_pb2.StoreContext, ids: Sequence[str]
+) -> list[str]:
+    """The drawers a write replaces, each checked to exist before anything is written."""
+    wanted = list(dict.fromkeys(i.strip() for i in ids))
+    if len(wanted) > MAX_SUPERSEDED:
+        raise InvalidInput(f"at most {MAX_SUPERSEDED} drawers in supersedes", field="supersedes")
+    if any(not i for i in wanted):
+        raise InvalidInput("supersedes names an empty drawer id", field="supersedes")
+    for drawer_id in wanted:
+        request = retrieval_pb2.GetDrawerRequest(store=store, id=drawer_id)
+        try:
+            await call(deps.retrieval.GetDrawer, request)
+        except NotFound:
+            raise NotFound(
+                f"supersedes names drawer {drawer_id!r}, which does not exist in this store",
+                field="supersedes",
+            ) from None
+    return wanted
+
+
+async def _link_replaced(
+    deps: AuthoringDeps,
+    store: common_pb2.StoreContext,
+    successor: str,
+    replaced: Sequence[str],
+    reason: str,
+) -> list[str]:
+    """`successor` supersedes each replaced drawer (a drawer never supersedes itself); each
+    replaced drawer's provenance says by what."""
+    links: list[str] = []
+    state = await deps.state(store) if replaced else None
+    for drawer_id in replaced:
+        if drawer_id == successor:
+            continue
+        link = await call(
+            deps.retrieval.CreateLink,
+            retrieval_pb2.CreateLinkRequest(
+                store=store,
+                from_id=successor,
+                to_id=drawer_id,
+                type=retrieval_pb2.LINK_TYPE_SUPERSEDES,
+                reason=reason or "written as its successor",
+            ),
+        )
+        links.append(link.id)
+        assert state is not None
+        await asyncio.to_thread(
+            state.record,
+            drawer_id,
+            actor=_actor(store),
+            action="superseded",
+            reason=reason,
+            changes={"superseded_by": successor},
+        )
+    return links
 
 
 def _changes(before: common_pb2.Drawer, after: common_pb2.Drawer) -> dict[str, str]:

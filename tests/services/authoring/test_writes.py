@@ -383,3 +383,45 @@ async def test_write_policy_is_per_store_and_configurable(stack: Stack) -> None:
     )
     pinned = await add(stack, tier="write", pin_status=common_pb2.PIN_STATUS_PINNED)
     assert pinned.drawer.pin_status == common_pb2.PIN_STATUS_PINNED
+
+
+async def test_a_write_that_replaces_a_drawer_links_it_and_says_so(stack: Stack) -> None:
+    old = (
+        await add(
+            stack, content="The Architect decided that job retries stop after three attempts."
+        )
+    ).drawer
+    newer = await stack.authoring.AddDrawer(
+        authoring_pb2.AddDrawerRequest(
+            store=stack.store("write"),
+            drawer=draft(content="From May the Architect lets a failing job retry five times."),
+            allow_new_wing=True,
+            reason="the cap was raised",
+            supersedes=[old.id],
+        )
+    )
+    assert len(newer.links) == 1
+    links = await stack.retrieval.ListLinks(
+        retrieval_pb2.ListLinksRequest(store=stack.store("read"), drawer_id=old.id)
+    )
+    (link,) = links.links
+    assert (link.id, link.from_id, link.to_id) == (newer.links[0], newer.drawer.id, old.id)
+    assert link.type == retrieval_pb2.LINK_TYPE_SUPERSEDES and link.reason == "the cap was raised"
+    log = await stack.authoring.GetProvenance(
+        authoring_pb2.GetProvenanceRequest(store=stack.store("read"), id=old.id)
+    )
+    assert any(e.action == "superseded" for e in log.entries), log
+
+    before = await stack.count()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stack.authoring.AddDrawer(
+            authoring_pb2.AddDrawerRequest(
+                store=stack.store("write"),
+                drawer=draft(content="The Architect decided that uploads are capped at 2 GB."),
+                allow_new_wing=True,
+                supersedes=["d_not_there"],
+            )
+        )
+    assert caught.value.code() is grpc.StatusCode.NOT_FOUND
+    assert "supersedes" in (caught.value.details() or "")
+    assert await stack.count() == before, "a refused write wrote nothing"
