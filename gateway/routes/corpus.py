@@ -3,10 +3,8 @@ deep queries into one document."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from engram.v1 import corpus_pb2
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from gateway.deps import CallerDep, StorePath
 from gateway.routes._proto import ProtoOp, reply
@@ -14,8 +12,6 @@ from gateway.uploads import FILE_FIELD, TEXT_FIELDS, MultipartUpload
 from services.runtime.errors import TooLarge
 
 router = APIRouter(prefix="/v1/stores/{store}", tags=["corpus"])
-
-FilePath = Annotated[str, Path(description="the file's id")]
 
 # Multipart framing around the file's bytes is small; a body this much over the limit is
 # refused from its Content-Length before a byte is read.
