@@ -9,7 +9,7 @@ import pytest
 from engram.v1 import common_pb2
 
 from services.runtime.job_proto import job_result, job_to_proto
-from services.runtime.jobs import JobRecord, JobState
+from services.runtime.jobs import JobItemError, JobProgress, JobRecord, JobState
 
 
 def _record(result: dict[str, object]) -> JobRecord:
@@ -41,3 +41,26 @@ def test_a_record_from_before_typed_results_keeps_its_summary_as_text() -> None:
 def test_only_job_result_messages_are_results() -> None:
     with pytest.raises(TypeError, match="not one of the job results"):
         job_result(common_pb2.Drawer(id="x"))
+
+
+def test_the_queue_record_holds_exactly_the_proto_job() -> None:
+    """The queue keeps its record as JSON in Redis (with its own write version and the typed
+    result as JSON); every other field is the public `Job`'s, by name, and nothing of the
+    proto is missing from it, so the two cannot drift apart."""
+    queue_only = {"version", "result"}
+    proto_only = {
+        "result_json",
+        *(f.name for f in common_pb2.Job.DESCRIPTOR.oneofs_by_name["result"].fields),
+    }
+    record_fields = set(JobRecord.model_fields) - queue_only
+    job_fields = {f.name for f in common_pb2.Job.DESCRIPTOR.fields} - proto_only
+    assert record_fields == job_fields, (
+        f"record only: {record_fields - job_fields}, proto only: {job_fields - record_fields}"
+    )
+    for model, message in (
+        (JobProgress, common_pb2.JobProgress),
+        (JobItemError, common_pb2.JobItemError),
+    ):
+        assert set(model.model_fields) == {f.name for f in message.DESCRIPTOR.fields}, (
+            message.DESCRIPTOR.name
+        )
