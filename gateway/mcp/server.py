@@ -36,6 +36,7 @@ import mcp_types as types
 from engram.v1 import corpus_pb2
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -45,7 +46,7 @@ from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
 from gateway.errors import error_response
-from gateway.mcp import framing
+from gateway.mcp import framing, recollection
 from gateway.mcp.tools import (
     MAX_MCP_BODY_BYTES,
     Json,
@@ -277,6 +278,39 @@ def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
         await table.follow_rules()
         return await table.call(caller, params.name, params.arguments)
 
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=recollection.PROMPTS)
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != recollection.SESSION_START:
+            raise MCPError(
+                recollection.INVALID_PARAMS,
+                f"not_found: no prompt {params.name!r}; engram prompts: "
+                + ", ".join(p.name for p in recollection.PROMPTS),
+            )
+        caller = principal if principal is not None else _principal_of_request(ctx)
+        return await recollection.session_start(table.gateway, caller, params.arguments)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=recollection.RESOURCES)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=recollection.TEMPLATES)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        caller = principal if principal is not None else _principal_of_request(ctx)
+        return await recollection.read(table.gateway, caller, str(params.uri))
+
     return Server(
         SERVER_NAME,
         version=_version(),
@@ -285,6 +319,11 @@ def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
         get_tool_input_schema=table.schema_of,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
     )
 
 

@@ -201,6 +201,20 @@ def build_tools(
             ),
         ),
         ToolSpec(
+            name="engram_prime",
+            operation="prime",
+            description=_describe(
+                "What to hold at the start of a session: the few drawers (5 unless n_results "
+                "says otherwise) that bind it, rendered like a context pack (`text`). Pinned "
+                "and canonical (signed) drawers come first; with a `context` (what the session "
+                "is about), what a search for it reaches, then the pins it did not. Superseded "
+                "and deprecated drawers are never offered, near-duplicates are left out. Call "
+                "it once, at the start; search for anything else when you need it. The prompt "
+                "engram_session_start renders the same.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
             name="engram_record_retrieval",
             operation="record_retrieval",
             description=_describe(

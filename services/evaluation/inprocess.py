@@ -182,6 +182,12 @@ class InProcessTarget:
             await self._store_call(self._stub().Search, store, request),
         )
 
+    async def create_link(
+        self, store: str, request: retrieval_pb2.CreateLinkRequest
+    ) -> retrieval_pb2.DrawerLink:
+        rpc = self._stub().CreateLink
+        return cast(retrieval_pb2.DrawerLink, await self._store_call(rpc, store, request))
+
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest
     ) -> corpus_pb2.AddRawSessionResponse:

@@ -174,6 +174,30 @@ def _composer_md(block: Results) -> list[str]:
     return [*lines, *_table(header, rows), ""]
 
 
+SUPERSESSION_COLUMNS = (
+    ("current_right_at_1", "current right@1"),
+    ("current_stale_shown", "stale shown (top 5)"),
+    ("current_stale_above", "stale above current"),
+    ("history_chain_recall_at_5", "history chain recall@5"),
+    ("stable_right_at_1", "stable right@1"),
+)
+
+
+def _supersession_md(name: str, block: Results) -> list[str]:
+    lines = [
+        f"### {name}: {block['drawers']} drawers, {block['links']} supersedes links, "
+        f"{block['queries']} queries",
+        "",
+    ]
+    rows = [
+        [mode, intent, *(summary[key] for key, _ in SUPERSESSION_COLUMNS)]
+        for mode, by_intent in block["modes"].items()
+        for intent, summary in by_intent.items()
+    ]
+    header = ["links", "intent", *(label for _, label in SUPERSESSION_COLUMNS)]
+    return [*lines, *_table(header, rows), ""]
+
+
 def render_markdown(results: Results, compare_lines: list[str] | None = None) -> str:
     machine = results.get("machine", {})
     lines = [
@@ -192,6 +216,17 @@ def render_markdown(results: Results, compare_lines: list[str] | None = None) ->
         lines += ["## Thesis sets: decisions over discussion", ""]
         for name, block in sets["thesis"].items():
             lines += _thesis_md(name, block)
+    if "supersession" in sets:
+        lines += [
+            "## Supersession scenarios: the current decision, not the stale one",
+            "",
+            "Each set is asked without its supersedes links, then with them (full ranker). "
+            "`stale shown`: a replaced drawer among the first five results an agent gets; "
+            "`stale above current`: ranked above the current decision.",
+            "",
+        ]
+        for name, block in sets["supersession"].items():
+            lines += _supersession_md(name, block)
     if "scifact" in sets:
         lines += ["## BEIR SciFact: is scoring working by accident?", ""]
         lines += _scifact_md(sets["scifact"])

@@ -23,16 +23,18 @@ from typing import Any
 
 from services.evaluation.locomo import load_locomo
 from services.evaluation.report import Results, compare, write_report
-from services.evaluation.runners import run_locomo, run_scifact, run_thesis
+from services.evaluation.runners import run_locomo, run_scifact, run_supersession, run_thesis
 from services.evaluation.scifact import load_beir
+from services.evaluation.supersession import load_supersession_set
 from services.evaluation.target import EvalTarget
 from services.evaluation.thesis import load_thesis_set
 
-SETS = ("thesis", "scifact", "locomo", "composer")
+SETS = ("thesis", "supersession", "scifact", "locomo", "composer")
 THESIS_FILES = ("dev_default.json", "dev_companion.json")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Engram's own development sets, run beside the shared ones (eval/sets/README.md).
 OWN_THESIS_DIR = REPO_ROOT / "eval" / "sets" / "thesis"
+SUPERSESSION_DIR = REPO_ROOT / "eval" / "sets" / "supersession"
 
 # --quick: small enough for CI on two cores, large enough to exercise every code path.
 QUICK_SCIFACT_QUERIES = 30
@@ -133,6 +135,14 @@ async def run_eval(
             say(f"thesis {thesis.name}: {len(thesis.drawers)} drawers, {len(thesis.queries)} asks")
             sets["thesis"][file.stem] = await run_thesis(
                 target, thesis, concurrency=options.concurrency, progress=say
+            )
+    if "supersession" in options.sets:
+        sets["supersession"] = {}
+        for file in sorted(SUPERSESSION_DIR.glob("*.json")):
+            scenario = load_supersession_set(file)
+            say(f"supersession {scenario.name}: {len(scenario.links)} links")
+            sets["supersession"][file.stem] = await run_supersession(
+                target, scenario, concurrency=options.concurrency, progress=say
             )
     if "scifact" in options.sets:
         beir = load_beir(_need(options.data_dir / "scifact", "BEIR SciFact"))

@@ -49,6 +49,7 @@ from services.evaluation.metrics import (
     silence_correct,
 )
 from services.evaluation.scifact import SCIFACT_NOW, BeirSet, uniform_drawers
+from services.evaluation.supersession import SupersessionSet
 from services.evaluation.target import EvalTarget, throwaway_store_name, wait_for_job
 from services.evaluation.thesis import THESIS_NOW, ThesisQuery, ThesisSet
 from services.retrieval.pool.records import to_timestamp
@@ -577,3 +578,130 @@ async def run_locomo(
             **{name: int(value) for name, value in authored_stats.items()},
         }
     return result
+
+
+# ---------------------------------------------------------------- supersession scenarios
+
+SUPERSESSION_DEPTH = 5  # stale drawers shown / chain recall within the first five results
+# The modes a supersession set is asked in: its links absent, then created.
+LINK_MODES = ("links_off", "links_on")
+
+
+def _score_supersession(
+    query: ThesisQuery, stale: frozenset[str], ranked: list[str], shown: list[str]
+) -> dict[str, float]:
+    """`ranked`: every candidate ranked (min_score -1); `shown`: what an agent gets (the
+    store's default floor)."""
+    if query.kind == "history":
+        return {"chain_recall_at_5": recall_at(ranked, query.relevant, SUPERSESSION_DEPTH)}
+    scores = {"right_at_1": right_at_1(ranked, query.relevant)}
+    if query.kind == "current":
+        top = shown[:SUPERSESSION_DEPTH]
+        scores["stale_shown"] = 1.0 if stale & set(top) else 0.0
+        above = ranked[: ranked.index(query.relevant[0])] if query.relevant[0] in ranked else ranked
+        scores["stale_above_current"] = 1.0 if stale & set(above) else 0.0
+    return scores
+
+
+def _summarise_supersession(
+    per_query: list[tuple[ThesisQuery, dict[str, float]]],
+) -> dict[str, Any]:
+    def mean_of(kind: str, name: str) -> float:
+        return _mean(s[name] for q, s in per_query if q.kind == kind and name in s)
+
+    return {
+        "current_right_at_1": mean_of("current", "right_at_1"),
+        "current_stale_shown": mean_of("current", "stale_shown"),
+        "current_stale_above": mean_of("current", "stale_above_current"),
+        "history_chain_recall_at_5": mean_of("history", "chain_recall_at_5"),
+        "stable_right_at_1": mean_of("stable", "right_at_1"),
+        "current_n": sum(1 for q, _ in per_query if q.kind == "current"),
+        "history_n": sum(1 for q, _ in per_query if q.kind == "history"),
+        "stable_n": sum(1 for q, _ in per_query if q.kind == "stable"),
+    }
+
+
+async def run_supersession(
+    target: EvalTarget,
+    scenario: SupersessionSet,
+    *,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Each query with the full ranker (intent labelled, then inferred), first without the
+    set's supersedes links, then with them: how often the current decision is first, how
+    often a stale one is shown to the agent or ranked above it, and whether history questions
+    still reach the whole chain."""
+    thesis = scenario.thesis
+    started = time.perf_counter()
+    store = throwaway_store_name(f"supersession-{thesis.name}")
+    await target.create_store(
+        gateway_pb2.StoreSpec(
+            name=store,
+            deployment_mode=thesis.deployment_mode,  # type: ignore[arg-type]
+            description=f"engram eval: {thesis.name} (throw-away)",
+        )
+    )
+    stale = {
+        query.id: scenario.older_than(query.relevant[0]) if query.relevant else frozenset()
+        for query in thesis.queries
+    }
+
+    def job(query: ThesisQuery, infer: bool) -> Callable[[], Awaitable[dict[str, float]]]:
+        intent = "" if infer else query.intent
+
+        async def run() -> dict[str, float]:
+            def ask(min_score: float | None) -> retrieval_pb2.SearchRequest:
+                return _search_request(
+                    query.text,
+                    retrieval_pb2.RANKER_MODE_FULL,
+                    n_results=10,
+                    min_score=min_score,
+                    intent=intent,
+                    as_of=THESIS_NOW,
+                )
+
+            shown = await _ids(target, store, ask(None))
+            ranked = await _ids(target, store, ask(-1.0))
+            return _score_supersession(query, stale[query.id], ranked, shown)
+
+        return run
+
+    created = {drawer.id: drawer.created_at for drawer in thesis.drawers}
+    modes: dict[str, Any] = {}
+    try:
+        await target.import_drawers(store, thesis.drawers)
+        for mode in LINK_MODES:
+            if mode == "links_on":
+                for link in scenario.links:
+                    await target.create_link(
+                        store,
+                        retrieval_pb2.CreateLinkRequest(
+                            from_id=link.newer,
+                            to_id=link.older,
+                            type=retrieval_pb2.LINK_TYPE_SUPERSEDES,
+                            reason=link.reason,
+                            valid_from=created[link.newer],  # it holds since it was written
+                        ),
+                    )
+            modes[mode] = {}
+            for intent_mode, infer in (("given", False), ("inferred", True)):
+                scores = await _gather_bounded([job(q, infer) for q in thesis.queries], concurrency)
+                summary = _summarise_supersession(list(zip(thesis.queries, scores, strict=True)))
+                modes[mode][intent_mode] = summary
+                if progress:
+                    progress(
+                        f"supersession {thesis.name} {mode} ({intent_mode} intent): current "
+                        f"right@1 {summary['current_right_at_1']:.3f}, stale shown "
+                        f"{summary['current_stale_shown']:.3f}"
+                    )
+    finally:
+        await target.drop_store(store)
+    return {
+        "name": thesis.name,
+        "drawers": len(thesis.drawers),
+        "links": len(scenario.links),
+        "queries": len(thesis.queries),
+        "wall_s": round(time.perf_counter() - started, 2),
+        "modes": modes,
+    }

@@ -68,6 +68,10 @@ class EvalTarget(Protocol):
         self, store: str, request: retrieval_pb2.SearchRequest
     ) -> retrieval_pb2.SearchResponse: ...
 
+    async def create_link(
+        self, store: str, request: retrieval_pb2.CreateLinkRequest
+    ) -> retrieval_pb2.DrawerLink: ...
+
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest
     ) -> corpus_pb2.AddRawSessionResponse: ...
@@ -189,6 +193,13 @@ class GrpcTarget:
     ) -> retrieval_pb2.SearchResponse:
         return cast(
             retrieval_pb2.SearchResponse, await self._store_call(self._stub.Search, store, request)
+        )
+
+    async def create_link(
+        self, store: str, request: retrieval_pb2.CreateLinkRequest
+    ) -> retrieval_pb2.DrawerLink:
+        return cast(
+            retrieval_pb2.DrawerLink, await self._store_call(self._stub.CreateLink, store, request)
         )
 
     async def add_raw_session(
@@ -322,6 +333,12 @@ class RestTarget:
     ) -> retrieval_pb2.SearchResponse:
         data = await self._call("POST", f"/v1/stores/{store}/search", json=_body(request))
         return _parse(data, retrieval_pb2.SearchResponse)
+
+    async def create_link(
+        self, store: str, request: retrieval_pb2.CreateLinkRequest
+    ) -> retrieval_pb2.DrawerLink:
+        data = await self._call("POST", f"/v1/stores/{store}/links", json=_body(request))
+        return _parse(data, retrieval_pb2.DrawerLink)
 
     async def add_raw_session(
         self, store: str, request: corpus_pb2.AddRawSessionRequest

@@ -64,7 +64,11 @@ def _drawer(raw: dict[str, Any]) -> common_pb2.Drawer:
 
 def load_thesis_set(path: Path) -> ThesisSet:
     """Read a thesis-set file (schema in shared/eval/README.md)."""
-    data = json.loads(path.read_text())
+    return thesis_set_from(json.loads(path.read_text()))
+
+
+def thesis_set_from(data: dict[str, Any]) -> ThesisSet:
+    """A thesis set from its decoded JSON."""
     return ThesisSet(
         name=data["name"],
         deployment=data.get("deployment", "default"),

@@ -55,7 +55,7 @@ def _sessions(drawer: common_pb2.Drawer) -> tuple[SessionInfo, ...]:
     return tuple(described.values())
 
 
-def _session_proto(info: SessionInfo) -> common_pb2.SessionDescriptor:
+def session_proto(info: SessionInfo) -> common_pb2.SessionDescriptor:
     proto = common_pb2.SessionDescriptor(
         session_id=info.session_id,
         raw_chunk_count=info.raw_chunk_count,
@@ -66,6 +66,21 @@ def _session_proto(info: SessionInfo) -> common_pb2.SessionDescriptor:
     if info.span_end is not None:
         proto.span_end.FromDatetime(info.span_end)
     return proto
+
+
+def pack_candidate(drawer: common_pb2.Drawer, score: float) -> PackCandidate:
+    """A drawer offered to a pack (context pack, session start) with its provenance."""
+    return PackCandidate(
+        drawer_id=drawer.id,
+        content=drawer.content,
+        memory_type=drawer.memory_type,
+        pin_status=PIN_NAMES[drawer.pin_status],
+        room=drawer.room,
+        date=to_datetime(drawer.created_at),
+        signature=drawer.signature if drawer.HasField("signature") else None,
+        score=score,
+        sessions=_sessions(drawer),
+    )
 
 
 async def build_context_pack(
@@ -86,20 +101,7 @@ async def build_context_pack(
         as_of=convert.as_of(request),
     )
     outcome = await deps.engine.search(pool, view, spec)
-    candidates = [
-        PackCandidate(
-            drawer_id=hit.drawer.id,
-            content=hit.drawer.content,
-            memory_type=hit.drawer.memory_type,
-            pin_status=PIN_NAMES[hit.drawer.pin_status],
-            room=hit.drawer.room,
-            date=to_datetime(hit.drawer.created_at),
-            signature=hit.drawer.signature if hit.drawer.HasField("signature") else None,
-            score=hit.scored.final_score,
-            sessions=_sessions(hit.drawer),
-        )
-        for hit in outcome.hits
-    ]
+    candidates = [pack_candidate(hit.drawer, hit.scored.final_score) for hit in outcome.hits]
     pack = build_pack(
         candidates,
         token_budget=budget,
@@ -116,7 +118,7 @@ async def build_context_pack(
                 content=item.content,
                 score=item.score,
                 tokens=item.tokens,
-                sessions=[_session_proto(s) for s in item.sessions],
+                sessions=[session_proto(s) for s in item.sessions],
             )
             for item in pack.items
         ],

@@ -65,7 +65,9 @@ def search_defaults(view: StoreView) -> common_pb2.SearchDefaults:
 
 
 def as_of(
-    request: retrieval_pb2.SearchRequest | retrieval_pb2.ContextPackRequest,
+    request: retrieval_pb2.SearchRequest
+    | retrieval_pb2.ContextPackRequest
+    | retrieval_pb2.PrimeRequest,
 ) -> datetime | None:
     return to_datetime(request.as_of) if request.HasField("as_of") else None
 

@@ -21,6 +21,7 @@ from services.retrieval.duplicates import find_similar
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import facets, salience_summary
 from services.retrieval.pool.records import to_datetime
+from services.retrieval.priming import prime
 from services.retrieval.search import SearchOutcome, StoreView
 from services.retrieval.transfer import export_lines, import_drawers
 from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
@@ -224,6 +225,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             view.name, "build_context_pack", request.query, outcome, started=started, results=handed
         )
         return response
+
+    async def Prime(
+        self, request: retrieval_pb2.PrimeRequest, context: Context
+    ) -> retrieval_pb2.PrimeResponse:
+        pool, view = await self._pool(request.store)
+        return await prime(self._deps, pool, view, request)
 
     async def RecordRetrieval(
         self, request: retrieval_pb2.RecordRetrievalRequest, context: Context

@@ -29,6 +29,9 @@ class RetrievalSettings(TierSettings):
     pack_budget_read: int = Field(1000, ge=1, description="context-pack tokens, read tier")
     pack_budget_write: int = Field(2000, ge=1, description="context-pack tokens, write tier")
     pack_budget_admin: int = Field(4000, ge=1, description="context-pack tokens, admin tier")
+    prime_budget: int = Field(
+        600, ge=1, description="session-start (prime) tokens when the caller asks for none"
+    )
     max_pack_budget: int = Field(32_000, ge=1, description="largest token budget a caller may ask")
     max_import_bytes: int = Field(
         256 * 1024 * 1024, ge=1, description="largest JSONL import accepted"

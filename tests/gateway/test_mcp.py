@@ -16,6 +16,7 @@ import grpc
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
@@ -33,6 +34,7 @@ TOOLS = {
     "engram_search",
     "engram_search_batch",
     "engram_context_pack",
+    "engram_prime",
     "engram_record_retrieval",
     "engram_add_drawer",
     "engram_add_drawer_signed",
@@ -523,3 +525,72 @@ async def test_an_agent_links_a_newer_decision_and_walks_the_chain(
             )
         )
         assert refused.startswith("not_found:"), refused
+
+
+# ---------------------------------------------------------------- session start: prompt, resources
+
+
+async def test_a_session_starts_from_the_prompt_and_reads_the_vocabulary(
+    api: Api, store_name: str
+) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "write", store_name) as client:
+        written = _answer(
+            await client.call_tool(
+                "engram_add_drawer_signed",
+                {
+                    "store": store_name,
+                    "drawer": _draft(),
+                    "signature": SIGNATURE,
+                    "allow_new_wing": True,
+                },
+            )
+        )
+        drawer_id = written["drawer"]["id"]
+        primed = _answer(await client.call_tool("engram_prime", {"store": store_name}))
+        assert [item["drawer_id"] for item in primed["items"]] == [drawer_id]
+        assert primed["items"][0]["reason"] == "canonical"
+
+        prompts = (await client.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["engram_session_start"]
+        started = await client.get_prompt(
+            "engram_session_start", {"store": store_name, "context": "gateway design"}
+        )
+        message = started.messages[0]
+        assert message.role == "user" and isinstance(message.content, types.TextContent)
+        assert DECISION in message.content.text
+        assert f"id {drawer_id}" in message.content.text, "the agent can expand what it sees"
+
+        uris = {r.uri for r in (await client.list_resources()).resources}
+        assert uris == {"engram://vocabulary/default", "engram://vocabulary/companion"}
+        templates = (await client.list_resource_templates()).resource_templates
+        assert {t.uri_template for t in templates} == {
+            "engram://stores/{store}/vocabulary",
+            "engram://stores/{store}/rooms",
+        }
+        companion = await client.read_resource("engram://vocabulary/companion")
+        read = json.loads(companion.contents[0].text)  # type: ignore[union-attr]
+        assert read["memory_types"] == list(COMPANION_LIBRARY.types)
+        own = await client.read_resource(f"engram://stores/{store_name}/vocabulary")
+        store_vocabulary = json.loads(own.contents[0].text)  # type: ignore[union-attr]
+        assert store_vocabulary["mode"] == "default"
+        assert store_vocabulary["intents"] == list(DEFAULT_LIBRARY.intents)
+        assert set(store_vocabulary["search_defaults"]) == {"n_results", "min_relevance"}
+        rooms = await client.read_resource(f"engram://stores/{store_name}/rooms")
+        assert json.loads(rooms.contents[0].text)["wings"] == [  # type: ignore[union-attr]
+            {"wing": "projects", "drawers": 1, "rooms": [{"room": "projects/engram", "drawers": 1}]}
+        ]
+
+
+async def test_prompts_and_resources_keep_the_store_scope(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    async with connect(api, "read", f"{store_name}-other") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("engram_session_start", {"store": store_name})
+        assert "permission_denied" in str(refused.value)
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource(f"engram://stores/{store_name}/rooms")
+        assert "permission_denied" in str(refused.value)
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("engram://nowhere")
+        assert "engram://vocabulary/<mode>" in str(missing.value)

@@ -35,6 +35,12 @@ class DrawerMeta:
     content_hash: str
     sessions: frozenset[str]
     chunks: frozenset[str]
+    signed: bool = False  # carries a signature: a canonical claim
+
+    @property
+    def standing(self) -> bool:
+        """Pinned or signed: what a session start offers before anything else."""
+        return self.pin_status == "pinned" or (self.signed and self.pin_status != "deprecated")
 
     @classmethod
     def of(cls, drawer: common_pb2.Drawer) -> DrawerMeta:
@@ -54,6 +60,7 @@ class DrawerMeta:
             content_hash=drawer.content_hash,
             sessions=frozenset(a.session_id for a in drawer.derived_from if a.session_id),
             chunks=frozenset(a.raw_chunk_id for a in drawer.derived_from if a.raw_chunk_id),
+            signed=drawer.HasField("signature") and bool(drawer.signature.strip()),
         )
 
     def candidate(

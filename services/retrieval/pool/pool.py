@@ -90,6 +90,8 @@ class DrawerPool:
         )
         self._lock = self.collection.lock
         self._meta: dict[str, DrawerMeta] = {}
+        # The pinned and signed drawers among them, which a session start reads first.
+        self._standing: dict[str, DrawerMeta] = {}
         # Typed links between this pool's drawers (services.retrieval.links).
         self.links = LinkStore(location.root / "links.sqlite")
         self.reconcile()
@@ -98,8 +100,18 @@ class DrawerPool:
         """Rebuild the mirror from Qdrant and bring the keyword rows in step with it."""
         with self._lock:
             payloads, report = self.collection.reconcile()
-            self._meta = {i: DrawerMeta.of(drawer_from_payload(p)) for i, p in payloads.items()}
+            self._meta = {}
+            self._standing = {}
+            for payload in payloads.values():
+                self._remember(DrawerMeta.of(drawer_from_payload(payload)))
             return report
+
+    def _remember(self, meta: DrawerMeta) -> None:
+        self._meta[meta.id] = meta
+        if meta.standing:
+            self._standing[meta.id] = meta
+        else:
+            self._standing.pop(meta.id, None)
 
     # ------------------------------------------------------------------ writes
 
@@ -111,14 +123,14 @@ class DrawerPool:
         with self._lock:
             self.collection.upsert(points)
             for drawer in drawers:
-                self._meta[drawer.id] = DrawerMeta.of(drawer)
+                self._remember(DrawerMeta.of(drawer))
 
     def replace_payloads(self, drawers: Sequence[common_pb2.Drawer]) -> None:
         """Rewrite stored drawers whose text is unchanged (metadata, salience)."""
         with self._lock:
             self.collection.set_payloads({d.id: drawer_payload(d) for d in drawers})
             for drawer in drawers:
-                self._meta[drawer.id] = DrawerMeta.of(drawer)
+                self._remember(DrawerMeta.of(drawer))
 
     def modify(
         self, ids: Sequence[str], change: Callable[[list[common_pb2.Drawer]], None]
@@ -140,6 +152,7 @@ class DrawerPool:
             self.collection.delete(present)
             for drawer_id in present:
                 self._meta.pop(drawer_id, None)
+                self._standing.pop(drawer_id, None)
             # A deleted drawer's links end now: none is left holding to a drawer that is gone.
             self.links.end_all_for(present, time.time())
             return len(present)
@@ -165,6 +178,12 @@ class DrawerPool:
     def metas(self, flt: MetaFilter | None = None) -> list[DrawerMeta]:
         """Metadata of every drawer matching `flt` (a snapshot)."""
         values = list(self._meta.values())
+        return values if flt is None or flt.empty else [m for m in values if flt.matches(m)]
+
+    def standing(self, flt: MetaFilter | None = None) -> list[DrawerMeta]:
+        """Metadata of the pinned and signed drawers matching `flt` (a snapshot), read from
+        an index kept beside the mirror, so a session start does not scan the pool."""
+        values = list(self._standing.values())
         return values if flt is None or flt.empty else [m for m in values if flt.matches(m)]
 
     def count(self) -> int:

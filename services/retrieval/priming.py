@@ -1,0 +1,151 @@
+"""prime: session-start recollection. Gathers the candidates (a search for the context, the
+pool's pinned and signed drawers), withholds what is superseded at the moment asked about,
+lets `core/priming.py` choose, and packs the choice like a context pack."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+from datetime import UTC, datetime
+
+from engram.v1 import retrieval_pb2
+
+from services.retrieval import convert
+from services.retrieval.context_pack import pack_candidate, session_proto
+from services.retrieval.core import effective_salience
+from services.retrieval.core.packing import build_pack
+from services.retrieval.core.priming import (
+    DEFAULT_PRIME_RESULTS,
+    MAX_PRIME_RESULTS,
+    PrimeCandidate,
+    Standing,
+    choose,
+    standing_of,
+)
+from services.retrieval.core.supersession import supersession_of
+from services.retrieval.deps import RetrievalDeps
+from services.retrieval.pool import DrawerPool
+from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
+from services.retrieval.search import SearchSpec, StoreView
+from services.runtime.errors import InvalidInput
+
+# Drawers a context's search offers (more than are ever chosen, so diversity has room).
+CONTEXT_CANDIDATES = 30
+
+
+def _budget(deps: RetrievalDeps, asked: int) -> int:
+    if asked > deps.settings.max_pack_budget:
+        raise InvalidInput(
+            f"token_budget {asked} is over the limit of {deps.settings.max_pack_budget}",
+            field="token_budget",
+        )
+    return asked or deps.settings.prime_budget
+
+
+def _by_salience(metas: list[DrawerMeta], now: datetime, limit: int) -> list[DrawerMeta]:
+    """The `limit` most salient drawers now (ties: the newer first)."""
+    return heapq.nlargest(
+        limit,
+        metas,
+        key=lambda m: (
+            effective_salience(m.salience, m.last_activity, now, m.pin_status == "pinned"),
+            m.created_at,
+        ),
+    )
+
+
+def _standing(meta: DrawerMeta) -> Standing:
+    return standing_of(pinned=meta.pin_status == "pinned", signed=meta.signed)
+
+
+async def prime(
+    deps: RetrievalDeps, pool: DrawerPool, view: StoreView, request: retrieval_pb2.PrimeRequest
+) -> retrieval_pb2.PrimeResponse:
+    n = request.n_results or DEFAULT_PRIME_RESULTS
+    if n > MAX_PRIME_RESULTS:
+        raise InvalidInput(
+            f"n_results is {n}; a session start takes at most {MAX_PRIME_RESULTS}",
+            field="n_results",
+        )
+    budget = _budget(deps, request.token_budget)
+    as_of = convert.as_of(request)
+    now = as_of or datetime.now(UTC)
+    flt = MetaFilter(
+        wing=request.wing, room=request.room, exclude_pin_statuses=frozenset({"deprecated"})
+    )
+    candidates: list[PrimeCandidate] = []
+    if request.context.strip():
+        outcome = await deps.engine.search(
+            pool,
+            view,
+            SearchSpec(
+                query=request.context,
+                n_results=CONTEXT_CANDIDATES,
+                wing=request.wing,
+                room=request.room,
+                as_of=as_of,
+            ),
+        )
+        for hit in outcome.hits:
+            meta = pool.meta(hit.drawer.id)
+            if meta is not None:
+                candidates.append(
+                    PrimeCandidate(meta.id, _standing(meta), True, hit.scored.candidate.similarity)
+                )
+        # Pinned and canonical drawers the context did not reach fill the remaining places,
+        # nearest to the context first (the search's order, floor or not), then by salience.
+        reached = {c.id for c in candidates}
+        order = {s.candidate.id: i for i, s in enumerate(outcome.ranking.ranked)}
+        standing = [m for m in pool.standing(flt) if m.id not in reached]
+        rest = sorted(
+            _by_salience(standing, now, len(standing)), key=lambda m: order.get(m.id, len(order))
+        )
+    else:
+        standing = pool.standing(flt)
+        rest = sorted(
+            _by_salience(standing, now, len(standing)), key=_standing, reverse=True
+        )  # stable: salience order inside a standing
+        if len(rest) < n:
+            ambient = [m for m in pool.metas(flt) if not m.standing]
+            rest += _by_salience(ambient, now, n * 4)
+    candidates += [PrimeCandidate(m.id, _standing(m), False, 0.0) for m in rest]
+    candidates = await asyncio.to_thread(_current, pool, candidates, now)
+    vectors = await asyncio.to_thread(pool.vectors_of, [c.id for c in candidates])
+    chosen = choose(candidates, vectors, n)
+    drawers = {d.id: d for d in await asyncio.to_thread(pool.get_many, [p.id for p in chosen])}
+    chosen = [p for p in chosen if p.id in drawers]
+    pack = build_pack(
+        [pack_candidate(drawers[p.id], p.relevance) for p in chosen],
+        token_budget=budget,
+        count_tokens=deps.tokens.count,
+        truncate=deps.tokens.truncate,
+    )
+    by_id = {p.id: p for p in chosen}
+    return retrieval_pb2.PrimeResponse(
+        items=[
+            retrieval_pb2.PrimedDrawer(
+                drawer_id=item.drawer_id,
+                header=item.header,
+                content=item.content,
+                tokens=item.tokens,
+                reason=by_id[item.drawer_id].reason,
+                relevance=by_id[item.drawer_id].relevance,
+                sessions=[session_proto(s) for s in item.sessions],
+            )
+            for item in pack.items
+        ],
+        text=pack.text,
+        tokens_used=pack.tokens_used,
+        token_budget=pack.token_budget,
+        omitted=pack.omitted,
+        candidates=len(candidates),
+    )
+
+
+def _current(
+    pool: DrawerPool, candidates: list[PrimeCandidate], now: datetime
+) -> list[PrimeCandidate]:
+    """The candidates no supersedes link holding at `now` replaces (a session starts from what
+    is current; history is a search away)."""
+    binding = supersession_of(pool.links.touching([c.id for c in candidates]), now.timestamp())
+    return [c for c in candidates if c.id not in binding.superseded_by]
