@@ -176,10 +176,12 @@ def _composer_md(block: Results) -> list[str]:
 
 SUPERSESSION_COLUMNS = (
     ("current_right_at_1", "current right@1"),
+    ("current_right_at_1_shown", "… as shown"),
     ("current_stale_shown", "stale shown (top 5)"),
     ("current_stale_above", "stale above current"),
     ("history_chain_recall_at_5", "history chain recall@5"),
     ("stable_right_at_1", "stable right@1"),
+    ("stable_right_at_1_shown", "… as shown"),
 )
 
 
@@ -222,7 +224,9 @@ def render_markdown(results: Results, compare_lines: list[str] | None = None) ->
             "",
             "Each set is asked without its supersedes links, then with them (full ranker). "
             "`stale shown`: a replaced drawer among the first five results an agent gets; "
-            "`stale above current`: ranked above the current decision.",
+            "`stale above current`: ranked above the current decision. right@1 ranks every "
+            "candidate (min_score -1); `as shown` is the first result at the store's default "
+            "floor, what an agent gets.",
             "",
         ]
         for name, block in sets["supersession"].items():

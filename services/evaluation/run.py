@@ -55,6 +55,7 @@ class EvalOptions:
     quick: bool = False
     data_dir: Path = field(default_factory=default_data_dir)
     thesis_files: tuple[Path, ...] = ()  # empty: the two shared sets and Engram's own
+    supersession_files: tuple[Path, ...] = ()  # empty: every set in eval/sets/supersession
     out_root: Path = field(default_factory=lambda: Path("eval") / "results")
     compare_with: Path | None = None
     concurrency: int = 4
@@ -138,7 +139,7 @@ async def run_eval(
             )
     if "supersession" in options.sets:
         sets["supersession"] = {}
-        for file in sorted(SUPERSESSION_DIR.glob("*.json")):
+        for file in options.supersession_files or sorted(SUPERSESSION_DIR.glob("*.json")):
             scenario = load_supersession_set(file)
             say(f"supersession {scenario.name}: {len(scenario.links)} links")
             sets["supersession"][file.stem] = await run_supersession(

@@ -594,7 +594,10 @@ def _score_supersession(
     store's default floor)."""
     if query.kind == "history":
         return {"chain_recall_at_5": recall_at(ranked, query.relevant, SUPERSESSION_DEPTH)}
-    scores = {"right_at_1": right_at_1(ranked, query.relevant)}
+    scores = {
+        "right_at_1": right_at_1(ranked, query.relevant),
+        "right_at_1_shown": right_at_1(shown, query.relevant),
+    }
     if query.kind == "current":
         top = shown[:SUPERSESSION_DEPTH]
         scores["stale_shown"] = 1.0 if stale & set(top) else 0.0
@@ -611,10 +614,12 @@ def _summarise_supersession(
 
     return {
         "current_right_at_1": mean_of("current", "right_at_1"),
+        "current_right_at_1_shown": mean_of("current", "right_at_1_shown"),
         "current_stale_shown": mean_of("current", "stale_shown"),
         "current_stale_above": mean_of("current", "stale_above_current"),
         "history_chain_recall_at_5": mean_of("history", "chain_recall_at_5"),
         "stable_right_at_1": mean_of("stable", "right_at_1"),
+        "stable_right_at_1_shown": mean_of("stable", "right_at_1_shown"),
         "current_n": sum(1 for q, _ in per_query if q.kind == "current"),
         "history_n": sum(1 for q, _ in per_query if q.kind == "history"),
         "stable_n": sum(1 for q, _ in per_query if q.kind == "stable"),

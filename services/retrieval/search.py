@@ -29,18 +29,19 @@ from services.retrieval.core import (
     Ranking,
     ScoredCandidate,
     ScoringContext,
+    default_min_relevance,
     load_intent_model,
     rank,
     select,
 )
-from services.retrieval.core.constants import RANKER_FULL
+from services.retrieval.core.constants import RANKER_FULL, RESULT_RELEVANCE_MARGIN
 from services.retrieval.core.links import MAX_DEPTH
-from services.retrieval.core.supersession import Supersession, supersession_of
+from services.retrieval.core.supersession import Supersession, inherit, supersession_of
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
 from services.runtime.queries import check_query_text
-from services.vocabulary import TypeLibrary, library_for
+from services.vocabulary import DEFAULT_MODE, TypeLibrary, library_for
 from services.vocabulary.libraries import DEPRECATED_VISIBLE_INTENTS
 
 
@@ -125,15 +126,18 @@ def bind_supersession(
     vector: npt.NDArray[np.float32],
     flt: MetaFilter,
     *,
-    at: float,
+    at: datetime,
     withhold: bool,
+    mode: str = DEFAULT_MODE,
 ) -> tuple[CandidateSet, Supersession]:
     """Apply explicit supersession to the candidates. Withholding (every intent but history):
     a drawer superseded by a link holding at `at` leaves the candidates and its latest
     successor joins them (scored by its own cosine) when the filter admits it. Otherwise the
     candidates stay; either way the answer carries who supersedes whom."""
     candidates = {c.id: c for c in gathered.candidates}
-    binding = supersession_of(pool.links.touching(list(candidates)), at)
+    least = default_min_relevance(mode) - RESULT_RELEVANCE_MARGIN
+    at_s = at.timestamp()
+    binding = supersession_of(pool.links.touching(list(candidates)), at_s)
     if not withhold or not binding.superseded_by:
         return gathered, binding
     # Successors outside the candidates may be superseded in turn: read their links too.
@@ -143,18 +147,19 @@ def bind_supersession(
         if not fresh:
             break
         known |= fresh
-        binding = supersession_of(pool.links.touching(list(known)), at)
+        binding = supersession_of(pool.links.touching(list(known)), at_s)
     kept = {i: c for i, c in candidates.items() if i not in binding.superseded_by}
     vectors = dict(gathered.vectors) if gathered.vectors is not None else None
-    offered = [
-        successor
+    # Each withheld drawer's latest successors stand in for it (core.supersession.inherit).
+    replacing = [
+        (candidates[superseded], successor)
         for superseded in candidates
         if superseded in binding.superseded_by
         for successor in binding.latest(superseded)
-        if successor not in kept
     ]
-    stored = pool.vectors_of(list(dict.fromkeys(offered)))
-    for successor in dict.fromkeys(offered):
+    offered = list(dict.fromkeys(s for _, s in replacing if s not in kept))
+    stored = pool.vectors_of(offered)
+    for successor in offered:
         meta = pool.meta(successor)
         if meta is None or successor not in stored or not flt.matches(meta):
             continue
@@ -163,6 +168,9 @@ def bind_supersession(
         )
         if vectors is not None:
             vectors[successor] = stored[successor]
+    for withheld, successor in replacing:
+        if successor in kept:
+            kept[successor] = inherit(kept[successor], withheld, least=least)
     bound = CandidateSet(list(kept.values()), gathered.keyword_reference, vectors)
     return bound, binding
 
@@ -220,8 +228,9 @@ class SearchEngine:
             gathered_set,
             vector,
             flt,
-            at=now.timestamp(),
+            at=now,
             withhold=intent not in DEPRECATED_VISIBLE_INTENTS,
+            mode=store.mode,
         )
         candidates = gathered_set.candidates
         gathered = time.perf_counter()

@@ -16,7 +16,7 @@ from tests.evaluation.tiny import write_tiny_data
 from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
 # The sets asked of the target (the composer sets run in-process whatever the target).
-TARGET_SETS = ("thesis", "scifact", "locomo")
+TARGET_SETS = ("thesis", "supersession", "scifact", "locomo")
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -32,6 +32,7 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
         sets=TARGET_SETS,
         data_dir=data,
         thesis_files=(data / "tiny_thesis.json",),
+        supersession_files=(data / "tiny_supersession.json",),
         out_root=tmp_path / "results",
     )
     try:
@@ -39,6 +40,8 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
     finally:
         await target.aclose()
 
+    linked = results["sets"]["supersession"]["tiny_supersession"]["modes"]["links_on"]["given"]
+    assert linked["current_stale_shown"] == 0.0, f"links made through this face bind: {linked}"
     thesis = results["sets"]["thesis"]["tiny_thesis"]
     assert thesis["drawers"] == 10 and thesis["queries"] == 5
     assert set(thesis["rankers"]) == {"cosine", "hybrid", "full", "full_inferred"}
@@ -81,11 +84,9 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
     assert report.name == "report.md" and report.exists()
     text = report.read_text()
     assert "## BEIR SciFact" in text and "Retrieval only, no LLM-judged QA." in text
-    assert json.loads((report.parent / "results.json").read_text())["sets"].keys() == {
-        "thesis",
-        "scifact",
-        "locomo",
-    }
+    assert json.loads((report.parent / "results.json").read_text())["sets"].keys() == set(
+        TARGET_SETS
+    )
     for chart in results["charts"]:
         assert (report.parent / chart).read_bytes().startswith(PNG_MAGIC), chart
 

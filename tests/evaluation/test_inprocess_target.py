@@ -23,6 +23,7 @@ async def test_tiny_eval_in_process_scores_every_set(tmp_path: Path) -> None:
         options = EvalOptions(
             data_dir=data,
             thesis_files=(data / "tiny_thesis.json",),
+            supersession_files=(data / "tiny_supersession.json",),
             out_root=tmp_path / "out",
             locomo_authored=False,
             composer_files=(COMPOSER_DIR / "default_b.json",),
@@ -38,6 +39,12 @@ async def test_tiny_eval_in_process_scores_every_set(tmp_path: Path) -> None:
     thesis = results["sets"]["thesis"]["tiny_thesis"]["rankers"]
     assert thesis["full"]["silence_accuracy"] == 1.0, thesis["full"]
     assert thesis["full"]["right_at_1"] == 1.0, "the live decision wins every topical query"
+    superseded = results["sets"]["supersession"]["tiny_supersession"]["modes"]
+    assert superseded["links_off"]["given"]["current_stale_shown"] == 1.0, superseded
+    on = superseded["links_on"]["given"]
+    assert (on["current_right_at_1"], on["current_stale_shown"]) == (1.0, 0.0), on
+    assert on["history_chain_recall_at_5"] == 1.0, "history still reaches the whole chain"
+    assert "Supersession scenarios" in report.read_text()
     scifact = results["sets"]["scifact"]
     assert scifact["full_vs_hybrid"]["identical_top100"] == 3
     locomo = results["sets"]["locomo"]

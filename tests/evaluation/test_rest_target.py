@@ -13,7 +13,7 @@ from tests.evaluation.tiny import write_tiny_data
 from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
 # The sets asked of the target (the composer sets run in-process whatever the target).
-TARGET_SETS = ("thesis", "scifact", "locomo")
+TARGET_SETS = ("thesis", "supersession", "scifact", "locomo")
 
 
 @pytest.mark.slow
@@ -27,11 +27,14 @@ async def test_tiny_eval_through_rest_matches_the_contract(
         sets=TARGET_SETS,
         data_dir=data,
         thesis_files=(data / "tiny_thesis.json",),
+        supersession_files=(data / "tiny_supersession.json",),
         out_root=tmp_path / "out",
     )
     results, report = await run_eval(target, options, progress=lambda _: None)
     assert results["target"] == "REST gateway http://gateway"
     assert results["sets"]["thesis"]["tiny_thesis"]["rankers"]["full"]["silence_accuracy"] == 1.0
+    linked = results["sets"]["supersession"]["tiny_supersession"]["modes"]["links_on"]["given"]
+    assert linked["current_stale_shown"] == 0.0, f"links made through this face bind: {linked}"
     scifact = results["sets"]["scifact"]
     assert scifact["full_vs_hybrid"]["identical_top100"] == 3
     assert all(s["recall_at_100"] == 1.0 for s in scifact["rankers"].values())

@@ -245,10 +245,65 @@ LOCOMO = [
 ]
 
 
+def _queue_drawer(id: str, content: str, created: str, salience: float) -> dict[str, object]:
+    return {
+        "id": id,
+        "content": content,
+        "memory_type": "decision",
+        "pin_status": "active",
+        "wing": "projects",
+        "room": "projects/jobs",
+        "topic": "queue",
+        "added_by": "The_Architect",
+        "signature": None,
+        "created_at": created,
+        "salience": salience,
+    }
+
+
+# A decision replaced by a newer one through a link: the older one is worded like the question.
+SUPERSESSION = {
+    "name": "tiny_supersession",
+    "deployment": "default",
+    "drawers": [
+        _queue_drawer(
+            "queue-old",
+            "The Architect decided that background jobs are queued in RabbitMQ with Celery.",
+            "2025-09-01",
+            0.9,
+        ),
+        _queue_drawer(
+            "queue-new",
+            "Background work moved to Redis through arq, replacing the broker used before.",
+            "2026-05-01",
+            0.5,
+        ),
+    ],
+    "links": [{"from": "queue-new", "to": "queue-old", "type": "supersedes"}],
+    "queries": [
+        {
+            "id": "q-now",
+            "text": "Are background jobs queued in RabbitMQ with Celery?",
+            "intent": "planning",
+            "relevant": ["queue-new"],
+            "kind": "current",
+        },
+        {
+            "id": "q-then",
+            "text": "What did background jobs use before Redis?",
+            "intent": "history",
+            "relevant": ["queue-new", "queue-old"],
+            "kind": "history",
+        },
+    ],
+}
+
+
 def write_tiny_data(root: Path) -> Path:
     """The three datasets under `root` in the shared/eval layout; returns `root`."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "tiny_thesis.json").write_text(json.dumps(THESIS))
+    (root / "tiny_supersession.json").write_text(json.dumps(SUPERSESSION))
     scifact = root / "scifact"
     (scifact / "qrels").mkdir(parents=True, exist_ok=True)
     (scifact / "corpus.jsonl").write_text(

@@ -11,9 +11,10 @@ What comes first is the drawer's *standing*:
 With a context (what the session is about), the candidates are the drawers a search for that
 context ranks above the store's silence floor, standing first and in the search's order
 within a standing; pinned and canonical drawers the context did not reach fill the places
-left (a pin binds every session, a canonical claim is what a session most often needs), nearest
-to the context first. Ambient drawers come only when the context reaches them. Without a context, pinned drawers come first, then canonical ones, then ambient
-ones, each by effective salience and then recency.
+left (a pin binds every session, a canonical claim is what a session most often needs),
+nearest to the context first. Ambient drawers come only when the context reaches them.
+Without a context, pinned drawers come first, then canonical ones, then ambient ones, each
+by effective salience and then recency.
 
 Decisions:
 

@@ -2,15 +2,17 @@
 hold at the time asked about (never guessed from similarity or recency; issue 15).
 
 Pure: the links come in; the search pipeline fetches them and decides what a query sees
-(outside history intents a superseded drawer is withheld and its successor offered).
+(outside history intents a superseded drawer is withheld and its successor offered, carrying
+the withheld drawer's match to the query: `inherit`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from services.retrieval.core.links import MAX_DEPTH, Link
+from services.retrieval.core.scoring import Candidate
 
 SUPERSEDES = "supersedes"
 
@@ -53,3 +55,21 @@ def supersession_of(links: Iterable[Link], at: float) -> Supersession:
         {k: tuple(dict.fromkeys(v)) for k, v in by.items()},
         {k: tuple(dict.fromkeys(v)) for k, v in of.items()},
     )
+
+
+def inherit(successor: Candidate, superseded: Candidate, *, least: float) -> Candidate:
+    """`successor` standing in for `superseded` in one query's candidates.
+
+    A supersedes link is an author's statement that the newer drawer answers what the older
+    one answered. So when the older drawer answered *this* query — its cosine reaches `least`,
+    the lowest relevance a shown result may stand on (the silence floor less the result
+    margin) — the successor takes over that cosine where it is better than its own. Nothing
+    else passes: the keyword match stays its own (one shared word is weak evidence), and so
+    do type, pin, salience, confidence and author. An older drawer that was only a near-miss
+    passes nothing, so an unrelated replacement is not lifted into another topic. Without
+    this a replacement worded unlike the question would lose to discussion of the old value
+    once the old drawer is withheld. (Passing the older drawer's salience too was measured
+    and changed nothing on the supersession sets: it is not done.)"""
+    if superseded.similarity < least or superseded.similarity <= successor.similarity:
+        return successor
+    return replace(successor, similarity=superseded.similarity)
