@@ -286,9 +286,12 @@ async def write_session(
     *,
     replace_existing: bool,
     reason: str,
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     """Write a session's drafts (duplicates skipped); with `replace_existing` delete the
-    session's earlier drawers the new run did not produce. Returns (written, deleted)."""
+    session's earlier drawers the new run did not produce. Drafts whose drawer was deleted
+    since an earlier run are not written again (the retrieval tier's tombstones): a replayed
+    or repeated compose never brings back what someone deleted. Returns (written, deleted,
+    forgotten)."""
     earlier = {d.id for d in await derived_drawers(deps, store, drafts.session_id)}
     fresh: list[common_pb2.Drawer] = []
     for drawer in drafts.drawers:
@@ -318,7 +321,7 @@ async def write_session(
         deleted = await writes.delete_many(
             deps, store, stale, reason=f"re-authored session {drafts.session_id}"
         )
-    return len(written), deleted
+    return len(written), deleted, len(fresh) - len(written)
 
 
 async def mark_files(
@@ -418,7 +421,7 @@ async def _run_sessions(
 ) -> dict[str, Any]:
     """Each session in turn: draft, write, report; a failing session is an item error."""
     store, sessions = payload.store, list(payload.sessions)
-    written = deleted = rejected = failed = 0
+    written = deleted = rejected = failed = forgotten = 0
     await ctx.report(items_done=0, items_total=len(sessions), units_done=0, unit="drawers")
     for done, session_id in enumerate(sessions, start=1):
         try:
@@ -432,9 +435,12 @@ async def _run_sessions(
                 job_id=ctx.job_id,
             )
             rejected += len(drafts.rejected)
-            added, removed = await writes_for(deps, store, drafts, payload.replace_existing, ctx)
+            added, removed, skipped = await writes_for(
+                deps, store, drafts, payload.replace_existing, ctx
+            )
             written += added
             deleted += removed
+            forgotten += skipped
         except EngramError as error:
             failed += 1
             logger.info("compose: session %s failed: %s", session_id, error.message)
@@ -458,6 +464,7 @@ async def _run_sessions(
             drawers_written=written,
             drawers_replaced=deleted,
             drafts_rejected=rejected,
+            drawers_forgotten=forgotten,
             prompt_version=prompt.version,
             invoker=invoker.name,
             model=invoker.model,
@@ -471,7 +478,7 @@ async def writes_for(
     drafts: SessionDrafts,
     replace_existing: bool,
     ctx: JobContext,
-) -> tuple[int, int]:
+) -> tuple[int, int, int]:
     for reason in drafts.rejected:
         await ctx.item_error(drafts.session_id, "rejected_draft", reason.reason)
     return await write_session(

@@ -98,6 +98,9 @@ async def ingest_file(
         raise
     vectors = await embedder.embed([c.content for c in chunks]) if chunks else None
     with store.lock:
+        # Deleted while it was chunked and embedded: write nothing (NotFound), or the delete
+        # would be undone by orphan chunks of a file that no longer exists.
+        store.catalog.get(file_id)
         if vectors is None:
             replaced = len(await asyncio.to_thread(store.raw.delete_where, file_id=file_id))
         else:

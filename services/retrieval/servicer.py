@@ -49,19 +49,20 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: retrieval_pb2.IndexDrawersRequest, context: Context
     ) -> retrieval_pb2.IndexDrawersResponse:
         pool, _ = await self._pool(request.store)
-        written = await index_drawers(
+        written, forgotten = await index_drawers(
             pool,
             self._deps.embedder,
             list(request.drawers),
             _now(),
             self._deps.settings.initial_salience,
+            revive=request.revive,
         )
         self._deps.schedule_index_build(pool)
         now = _now()
         for drawer in written:
             _with_effective_salience(drawer, now)
         return retrieval_pb2.IndexDrawersResponse(
-            indexed=len(written), ids=[d.id for d in written], drawers=written
+            indexed=len(written), ids=[d.id for d in written], drawers=written, forgotten=forgotten
         )
 
     async def UpdateDrawerMetadata(

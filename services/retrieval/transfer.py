@@ -75,6 +75,8 @@ async def import_drawers(
             if original.HasField("updated_at"):
                 drawer.updated_at.CopyFrom(original.updated_at)
         vectors = await embedder.embed([d.content for d in batch])
+        # An import restores: drawers deleted since the export are written again.
+        await asyncio.to_thread(pool.tombstones.lift, [d.id for d in batch])
         await asyncio.to_thread(pool.upsert, batch, vectors)
         written += len(batch)
     return written

@@ -83,8 +83,13 @@ async def index_drawers(
     drawers: Sequence[common_pb2.Drawer],
     now: datetime,
     initial_salience: float,
-) -> list[common_pb2.Drawer]:
-    """Validate, embed and upsert drawers (idempotent by id). All or nothing per call."""
+    *,
+    revive: bool = False,
+) -> tuple[list[common_pb2.Drawer], list[str]]:
+    """Validate, embed and upsert drawers (idempotent by id). All or nothing per call.
+
+    Ids the pool deleted before are skipped and returned as forgotten (a replayed compose
+    job must not bring back what was deleted), unless `revive` writes them on purpose."""
     if not drawers:
         raise InvalidInput("drawers is empty", field="drawers")
     if len(drawers) > MAX_INDEX_BATCH:
@@ -97,9 +102,15 @@ async def index_drawers(
     ids = [d.id for d in ready]
     if len(set(ids)) != len(ids):
         raise InvalidInput("the same drawer id appears twice in one call", field="drawers")
-    vectors = await embedder.embed([d.content for d in ready])
-    await asyncio.to_thread(pool.upsert, ready, vectors)
-    return ready
+    buried = await asyncio.to_thread(pool.tombstones.buried, ids)
+    if revive:
+        await asyncio.to_thread(pool.tombstones.lift, sorted(buried))
+        buried = set()
+    ready = [d for d in ready if d.id not in buried]
+    if ready:
+        vectors = await embedder.embed([d.content for d in ready])
+        await asyncio.to_thread(pool.upsert, ready, vectors)
+    return ready, [i for i in ids if i in buried]
 
 
 def update_metadata(

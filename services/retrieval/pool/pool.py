@@ -22,6 +22,7 @@ from engram.v1 import common_pb2
 from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
+from services.retrieval.pool.tombstones import Tombstones
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.hybrid import HybridCollection, ReconcileReport
@@ -94,12 +95,20 @@ class DrawerPool:
         self._standing: dict[str, DrawerMeta] = {}
         # Typed links between this pool's drawers (services.retrieval.links).
         self.links = LinkStore(location.root / "links.sqlite")
+        # The ids this pool deleted: a replayed write does not bring them back.
+        self.tombstones = Tombstones(location.root / "tombstones.sqlite")
         self.reconcile()
 
     def reconcile(self) -> ReconcileReport:
         """Rebuild the mirror from Qdrant and bring the keyword rows in step with it."""
         with self._lock:
             payloads, report = self.collection.reconcile()
+            # A delete committed in the tombstones but not carried out (a crash in between)
+            # is finished now.
+            unfinished = self.tombstones.buried(list(payloads))
+            if unfinished:
+                self.collection.delete(sorted(unfinished))
+                payloads = {i: p for i, p in payloads.items() if i not in unfinished}
             self._meta = {}
             self._standing = {}
             for payload in payloads.values():
@@ -146,15 +155,18 @@ class DrawerPool:
             return drawers
 
     def delete(self, ids: Iterable[str]) -> int:
-        """Delete drawers by id from both stores; unknown ids are ignored."""
+        """Delete drawers by id from both stores; unknown ids are ignored. The tombstones
+        record the deletion first, so it holds across a crash, a reconcile and a replay."""
         with self._lock:
             present = [i for i in ids if i in self._meta]
+            now = time.time()
+            self.tombstones.bury(present, now)
             self.collection.delete(present)
             for drawer_id in present:
                 self._meta.pop(drawer_id, None)
                 self._standing.pop(drawer_id, None)
             # A deleted drawer's links end now: none is left holding to a drawer that is gone.
-            self.links.end_all_for(present, time.time())
+            self.links.end_all_for(present, now)
             return len(present)
 
     def drop(self) -> None:
@@ -169,6 +181,7 @@ class DrawerPool:
             self.collection.close()
             self.collection.vectors.close()
             self.links.close()
+            self.tombstones.close()
 
     # ------------------------------------------------------------------ reads
 

@@ -281,3 +281,32 @@ async def test_malformed_model_output_fails_the_session_and_writes_nothing(
         corpus_pb2.GetFileRequest(store=stack.store(), file_id=uploaded.id)
     )
     assert file.state == corpus_pb2.FILE_STATE_INGESTED
+
+
+async def test_a_deleted_drawer_stays_deleted_when_the_compose_runs_again(stack: Stack) -> None:
+    """Forgetting holds: composing the same session again (a replayed or repeated job) does
+    not bring back a drawer someone deleted, and the job says it skipped it."""
+    uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
+    first = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
+    assert first.state == "done", first
+    drawers = await derived(stack)
+    forgotten = next(d for d in drawers if d.memory_type == "decision" and "404" in d.content)
+    await stack.authoring.DeleteDrawer(
+        authoring_pb2.DeleteDrawerRequest(
+            store=stack.store("write"), id=forgotten.id, reason="no longer true"
+        )
+    )
+
+    replayed = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
+    assert replayed.state == "done", replayed
+    result = job_to_proto(replayed).compose
+    assert result.drawers_forgotten == 1, result
+    assert sorted(d.id for d in await derived(stack)) == sorted(
+        d.id for d in drawers if d.id != forgotten.id
+    )
+    found = await stack.retrieval.Search(
+        retrieval_pb2.SearchRequest(
+            store=stack.store("read"), query="what does the API return for a missing drawer"
+        )
+    )
+    assert forgotten.id not in [hit.drawer.id for hit in found.results]

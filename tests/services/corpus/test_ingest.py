@@ -9,6 +9,8 @@ import json
 import pytest
 from engram.v1 import corpus_pb2
 
+from services.corpus.ingest import INGEST_KIND
+from services.runtime.job_proto import job_payload
 from tests.services.corpus.conftest import STORE, RunningCorpus
 
 MARKDOWN = (
@@ -182,3 +184,21 @@ async def test_ingest_of_unknown_files_is_refused(corpus: RunningCorpus) -> None
             corpus_pb2.IngestFilesRequest(store=STORE, file_ids=["f_missing"])
         )
     assert caught.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+async def test_a_replayed_ingest_of_a_deleted_file_brings_nothing_back(
+    corpus: RunningCorpus,
+) -> None:
+    """Forgetting holds: the ingest job of a file deleted since (replayed from the queue, as
+    after a crash) fails that file and writes no chunk for it."""
+    md = await corpus.upload("engram.md", MARKDOWN)
+    await _ingest(corpus, [md.id])
+    await corpus.stub.DeleteFile(
+        corpus_pb2.DeleteFileRequest(store=STORE, file_id=md.id, delete_raw=True)
+    )
+    replay = await corpus.deps.jobs.enqueue(
+        INGEST_KIND, STORE.name, job_payload(corpus_pb2.IngestJobPayload(file_ids=[md.id]))
+    )
+    record = await corpus.wait_job(replay.id)
+    assert [(e.item_id, e.code) for e in record.errors] == [(md.id, "not_found")], record
+    assert corpus.deps.stores.get(STORE.name).raw.count() == 0
