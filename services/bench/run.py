@@ -24,6 +24,12 @@ def _retrieval(quick: bool) -> dict[str, Any]:
     return retrieval.run(quick)
 
 
+def _lifecycle(quick: bool) -> dict[str, Any]:
+    from services.bench import lifecycle
+
+    return lifecycle.run(quick)
+
+
 def _corpus(quick: bool) -> dict[str, Any]:
     from services.bench import corpus
 
@@ -40,6 +46,7 @@ def _gateway(quick: bool) -> dict[str, Any]:
 SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
     "embedder": _embedder,
     "retrieval": _retrieval,
+    "lifecycle": _lifecycle,
     "corpus": _corpus,
     "gateway": _gateway,
 }

@@ -5,14 +5,13 @@ lets `core/priming.py` choose, and packs the choice like a context pack."""
 from __future__ import annotations
 
 import asyncio
-import heapq
 from datetime import UTC, datetime
 
+import numpy as np
 from engram.v1 import retrieval_pb2
 
 from services.retrieval import convert
 from services.retrieval.context_pack import pack_candidate, session_proto
-from services.retrieval.core import effective_salience
 from services.retrieval.core.packing import build_pack
 from services.retrieval.core.priming import (
     DEFAULT_PRIME_RESULTS,
@@ -22,6 +21,7 @@ from services.retrieval.core.priming import (
     choose,
     standing_of,
 )
+from services.retrieval.core.salience import effective_salience_many
 from services.retrieval.core.supersession import supersession_of
 from services.retrieval.deps import RetrievalDeps
 from services.retrieval.pool import DrawerPool
@@ -31,6 +31,9 @@ from services.runtime.errors import InvalidInput
 
 # Drawers a context's search offers (more than are ever chosen, so diversity has room).
 CONTEXT_CANDIDATES = 30
+# Standing drawers read per source (pinned, canonical, ambient): this many per place asked.
+CANDIDATES_PER_RESULT = 4
+MIN_CANDIDATES = 20
 
 
 def _budget(deps: RetrievalDeps, asked: int) -> int:
@@ -44,14 +47,17 @@ def _budget(deps: RetrievalDeps, asked: int) -> int:
 
 def _by_salience(metas: list[DrawerMeta], now: datetime, limit: int) -> list[DrawerMeta]:
     """The `limit` most salient drawers now (ties: the newer first)."""
-    return heapq.nlargest(
-        limit,
-        metas,
-        key=lambda m: (
-            effective_salience(m.salience, m.last_activity, now, m.pin_status == "pinned"),
-            m.created_at,
-        ),
+    if not metas:
+        return []
+    salience = effective_salience_many(
+        np.array([m.salience for m in metas], dtype=np.float64),
+        np.array([m.last_activity.timestamp() for m in metas], dtype=np.float64),
+        now.timestamp(),
+        np.array([m.pin_status == "pinned" for m in metas], dtype=np.bool_),
     )
+    created = np.array([m.created_at for m in metas], dtype=np.float64)
+    order = np.lexsort((-created, -salience))[:limit]  # salience first, then the newer
+    return [metas[i] for i in order]
 
 
 def _standing(meta: DrawerMeta) -> Standing:
@@ -68,6 +74,9 @@ async def prime(
             field="n_results",
         )
     budget = _budget(deps, request.token_budget)
+    # Enough per source for diversity to choose from; a pool of thousands of pinned or signed
+    # drawers is never read whole.
+    limit = max(CANDIDATES_PER_RESULT * n, MIN_CANDIDATES)
     as_of = convert.as_of(request)
     now = as_of or datetime.now(UTC)
     flt = MetaFilter(
@@ -97,17 +106,15 @@ async def prime(
         reached = {c.id for c in candidates}
         order = {s.candidate.id: i for i, s in enumerate(outcome.ranking.ranked)}
         standing = [m for m in pool.standing(flt) if m.id not in reached]
-        rest = sorted(
-            _by_salience(standing, now, len(standing)), key=lambda m: order.get(m.id, len(order))
-        )
+        near = sorted((m for m in standing if m.id in order), key=lambda m: order[m.id])
+        rest = near[:limit] + _by_salience([m for m in standing if m.id not in order], now, limit)
     else:
         standing = pool.standing(flt)
-        rest = sorted(
-            _by_salience(standing, now, len(standing)), key=_standing, reverse=True
-        )  # stable: salience order inside a standing
+        rest = _by_salience([m for m in standing if m.pin_status == "pinned"], now, limit)
+        rest += _by_salience([m for m in standing if m.pin_status != "pinned"], now, limit)
         if len(rest) < n:
             ambient = [m for m in pool.metas(flt) if not m.standing]
-            rest += _by_salience(ambient, now, n * 4)
+            rest += _by_salience(ambient, now, limit)
     candidates += [PrimeCandidate(m.id, _standing(m), False, 0.0) for m in rest]
     candidates = await asyncio.to_thread(_current, pool, candidates, now)
     vectors = await asyncio.to_thread(pool.vectors_of, [c.id for c in candidates])

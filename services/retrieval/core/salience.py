@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from services.retrieval.core.constants import (
     DEFAULT_W_SAL,
     SALIENCE_BUMP,
@@ -78,3 +81,17 @@ def bumped_salience(
 def salience_weight(intent: str) -> float:
     """w_sal, the exponent on salience for a (resolved) intent: debugging 1.5, planning 0.8."""
     return W_SAL_BY_INTENT.get(intent, DEFAULT_W_SAL)
+
+
+def effective_salience_many(
+    bases: npt.NDArray[np.float64],
+    last_activity_s: npt.NDArray[np.float64],
+    now_s: float,
+    pinned: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.float64]:
+    """`effective_salience` of many drawers at once (epoch seconds; what a session start
+    ranks thousands of pinned and signed drawers by). Same rules: future activity counts as
+    zero weeks, pinned drawers keep their clamped base."""
+    weeks = np.maximum(0.0, (now_s - last_activity_s) / SECONDS_PER_WEEK)
+    decayed = np.where(pinned, bases, bases * (1.0 - SALIENCE_DECAY_PER_WEEK) ** weeks)
+    return np.clip(decayed, SALIENCE_FLOOR, SALIENCE_CAP)

@@ -63,22 +63,35 @@ class LinkStore:
         self._db.executescript(_SCHEMA)
 
     def add(self, link: Link) -> None:
-        with self._lock:
-            self._db.execute(
-                f"INSERT INTO links ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    link.id,
-                    link.from_id,
-                    link.to_id,
-                    link.type,
-                    link.valid_from,
-                    link.valid_to,
-                    link.asserted_by,
-                    link.reason,
-                    json.dumps(list(link.evidence_ids)),
-                    link.created_at,
-                ),
+        self.add_many([link])
+
+    def add_many(self, links: Collection[Link]) -> None:
+        """Insert links in one transaction (all or none)."""
+        rows = [
+            (
+                link.id,
+                link.from_id,
+                link.to_id,
+                link.type,
+                link.valid_from,
+                link.valid_to,
+                link.asserted_by,
+                link.reason,
+                json.dumps(list(link.evidence_ids)),
+                link.created_at,
             )
+            for link in links
+        ]
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(
+                    f"INSERT INTO links ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def get(self, link_id: str) -> Link | None:
         with self._lock:

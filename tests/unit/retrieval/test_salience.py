@@ -97,3 +97,25 @@ def test_bump_of_a_pinned_drawer_ignores_idle_time() -> None:
 )
 def test_salience_weight_by_intent(intent: str, weight: float) -> None:
     assert salience_weight(intent) == weight, f"w_sal for {intent}: expected {weight}"
+
+
+def test_many_at_once_is_the_same_as_one_by_one() -> None:
+    import numpy as np
+
+    from services.retrieval.core.salience import effective_salience_many
+
+    now = datetime(2026, 7, 1, tzinfo=UTC)
+    cases = [
+        (0.9, datetime(2025, 7, 1, tzinfo=UTC), False),
+        (0.9, datetime(2025, 7, 1, tzinfo=UTC), True),
+        (0.05, datetime(2026, 6, 1, tzinfo=UTC), False),
+        (0.7, datetime(2026, 8, 1, tzinfo=UTC), False),  # activity after now: no decay
+    ]
+    many = effective_salience_many(
+        np.array([c[0] for c in cases]),
+        np.array([c[1].timestamp() for c in cases]),
+        now.timestamp(),
+        np.array([c[2] for c in cases]),
+    )
+    one_by_one = [effective_salience(b, at, now, pinned) for b, at, pinned in cases]
+    assert np.allclose(many, one_by_one), (many, one_by_one)
