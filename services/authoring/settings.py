@@ -50,6 +50,13 @@ class AuthoringSettings(TierSettings):
         description="cosine at or above which a write in the same room and type is checked as "
         "a duplicate (it is one only when it makes the same claim)",
     )
+    related_similarity: float = Field(
+        0.65,
+        gt=0,
+        le=1,
+        description="cosine at or above which a drawer already in the room (any type) is named "
+        "to the writer as one the write may update or contradict (docs/decisions/0018)",
+    )
     max_content_chars: int = Field(600, ge=40, description="longest drawer content (1-3 sentences)")
     min_signature_chars: int = Field(12, ge=4, description="shortest canonical signature phrase")
     secrets_dir: Path | None = Field(

@@ -20,7 +20,8 @@ from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
 from services.authoring.convert import draft_input, mode_of, tier_of
 from services.authoring.core import DraftInput, Validation, validate_draft
-from services.authoring.core.claims import ClaimDifference, claim_difference
+from services.authoring.core.claims import ClaimDifference
+from services.authoring.core.neighbours import Neighbour, classify
 from services.authoring.core.rules import check_pinned_change, signing_hint
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, NotFound, PermissionDenied
@@ -88,47 +89,83 @@ class DuplicateCheck:
     `duplicate`: an existing drawer making the same claim (same content hash, or cosine at or
     above `duplicate_similarity` in the same room and type with the same claim words), which
     the write answers with instead of storing a copy. `differing`: near-identical drawers
-    whose claim differs (a number, a name, a negation): the new drawer is stored beside them,
-    and the caller is told, since it may update one of them (a supersession candidate).
+    whose claim differs (a number, a name, a negation). `related`: other drawers of the room,
+    of any type, at `related_similarity` or closer: a different wording of what the write may
+    update or contradict. The new drawer is stored beside both kinds, and the caller is told
+    (supersession candidates), since it may replace one of them.
     """
 
     duplicate: common_pb2.Drawer | None
     differing: tuple[tuple[common_pb2.Drawer, ClaimDifference], ...] = ()
+    related: tuple[tuple[common_pb2.Drawer, float], ...] = ()
+
+    @property
+    def candidates(self) -> list[str]:
+        """Drawers the write may supersede: near-copies first, then related drawers."""
+        return [d.id for d, _ in self.differing] + [d.id for d, _ in self.related]
 
     def hint(self) -> list[str]:
-        """One warning per differing near-copy: which drawer, and what differs."""
-        return [
+        """One warning per candidate: which drawer, and why it is named."""
+        near = [
             f"drawer {drawer.id} in this room says nearly the same with different details "
-            f"({difference.describe()}); both are kept: if this one replaces it, supersede or "
-            "update that drawer"
+            f"({difference.describe()}); both are kept: if this one replaces it, name it in "
+            "supersedes (or update that drawer)"
             for drawer, difference in self.differing
         ]
+        close = [
+            f"drawer {drawer.id} in this room ({drawer.memory_type}) is close to this one "
+            f"(cosine {similarity:.2f}): if this one updates or contradicts it, name it in "
+            f"supersedes or link the two; it says: {_excerpt(drawer.content)}"
+            for drawer, similarity in self.related
+        ]
+        return near + close
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return f'"{flat}"' if len(flat) <= limit else f'"{flat[: limit - 1]}…"'
+
+
+# Related drawers named per write (the closest first).
+MAX_RELATED = 3
 
 
 async def find_duplicate(
     deps: AuthoringDeps, store: common_pb2.StoreContext, drawer: common_pb2.Drawer
 ) -> DuplicateCheck:
-    """Whether the room already holds this drawer's claim, and which near-copies differ."""
+    """Whether the room already holds this drawer's claim, which near-copies differ, and which
+    other drawers of the room are close enough to be what it updates (one lookup)."""
+    settings = deps.settings
     answer = await call(
         deps.retrieval.FindSimilarDrawers,
         retrieval_pb2.FindSimilarDrawersRequest(
             store=store,
             content=drawer.content,
             room=drawer.room,
-            memory_type=drawer.memory_type,
-            min_similarity=deps.settings.duplicate_similarity,
-            limit=DUPLICATE_CANDIDATES,
+            min_similarity=min(settings.duplicate_similarity, settings.related_similarity),
+            limit=DUPLICATE_CANDIDATES + MAX_RELATED,
         ),
     )
-    differing: list[tuple[common_pb2.Drawer, ClaimDifference]] = []
-    for match in answer.matches:
-        if match.drawer.id == drawer.id:
-            continue
-        difference = claim_difference(drawer.content, match.drawer.content)
-        if match.same_hash or difference.same:
-            return DuplicateCheck(match.drawer, tuple(differing))
-        differing.append((match.drawer, difference))
-    return DuplicateCheck(None, tuple(differing))
+    found = classify(
+        drawer.content,
+        drawer.memory_type,
+        [
+            Neighbour(
+                match.drawer,
+                match.drawer.content,
+                match.drawer.memory_type,
+                match.similarity,
+                same_hash=match.same_hash,
+                deprecated=match.drawer.pin_status == common_pb2.PIN_STATUS_DEPRECATED,
+            )
+            for match in answer.matches
+            if match.drawer.id != drawer.id
+        ],
+        duplicate=settings.duplicate_similarity,
+        related=settings.related_similarity,
+        max_related=MAX_RELATED,
+    )
+    return DuplicateCheck(found.duplicate, found.differing, found.related)
 
 
 def drawer_from(
@@ -227,7 +264,7 @@ async def add_drawer(
     return authoring_pb2.WriteDrawerResponse(
         drawer=written,
         warnings=[*validation.warnings, *([hint] if hint else []), *check.hint()],
-        supersession_candidates=[d.id for d, _ in check.differing],
+        supersession_candidates=[c for c in check.candidates if c not in replaced],
         links=links,
     )
 

@@ -200,6 +200,22 @@ def _supersession_md(name: str, block: Results) -> list[str]:
     return [*lines, *_table(header, rows), ""]
 
 
+def _updates_md(block: Results) -> list[str]:
+    lines = [
+        f"{block['pairs']} pairs (eval/sets/updates); duplicate cosine "
+        f"{block['duplicate_similarity']}, related cosine {block['related_similarity']}. "
+        "`named`: the write names the old drawer as one it may update (a supersession "
+        "candidate); `duplicate`: the write hands the old drawer back.",
+        "",
+    ]
+    rows = [
+        [relation, int(r["n"]), r["named"], r["duplicate"], r["stored_silently"]]
+        for relation, r in block["by_relation"].items()
+    ]
+    header = ["relation", "pairs", "named", "duplicate", "stored silently"]
+    return [*lines, *_table(header, rows), ""]
+
+
 def render_markdown(results: Results, compare_lines: list[str] | None = None) -> str:
     machine = results.get("machine", {})
     lines = [
@@ -231,6 +247,9 @@ def render_markdown(results: Results, compare_lines: list[str] | None = None) ->
         ]
         for name, block in sets["supersession"].items():
             lines += _supersession_md(name, block)
+    if "updates" in sets:
+        lines += ["## Updates: does a write name what it may replace?", ""]
+        lines += _updates_md(sets["updates"])
     if "scifact" in sets:
         lines += ["## BEIR SciFact: is scoring working by accident?", ""]
         lines += _scifact_md(sets["scifact"])

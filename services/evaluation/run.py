@@ -29,7 +29,7 @@ from services.evaluation.supersession import load_supersession_set
 from services.evaluation.target import EvalTarget
 from services.evaluation.thesis import load_thesis_set
 
-SETS = ("thesis", "supersession", "scifact", "locomo", "composer")
+SETS = ("thesis", "supersession", "updates", "scifact", "locomo", "composer")
 THESIS_FILES = ("dev_default.json", "dev_companion.json")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Engram's own development sets, run beside the shared ones (eval/sets/README.md).
@@ -109,6 +109,25 @@ async def _run_composer(files: tuple[Path, ...], say: Callable[[str], None]) -> 
     )
 
 
+async def _run_updates(say: Callable[[str], None]) -> dict[str, Any]:
+    """The write path's neighbour rule on the update pairs, with the bundled model here."""
+    import numpy as np
+    import numpy.typing as npt
+
+    from services.embedder.core import load_model, resolve_model_path
+    from services.evaluation.updates import load_pairs, run_updates
+
+    model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
+
+    async def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+        return model.encode(texts, batch_size=64)
+
+    result = await run_updates(embed, load_pairs())
+    updates = result["by_relation"]["updates"]
+    say(f"updates: {updates['named']:.2f} of updates named to the writer")
+    return result
+
+
 def results_dir(root: Path, when: datetime) -> Path:
     """`root/<YYYY-MM-DD>`, or `root/<YYYY-MM-DD>-<HHMMSS>` when that day already has one."""
     day = root / when.strftime("%Y-%m-%d")
@@ -145,6 +164,8 @@ async def run_eval(
             sets["supersession"][file.stem] = await run_supersession(
                 target, scenario, concurrency=options.concurrency, progress=say
             )
+    if "updates" in options.sets:
+        sets["updates"] = await _run_updates(say)
     if "scifact" in options.sets:
         beir = load_beir(_need(options.data_dir / "scifact", "BEIR SciFact"))
         subset = False

@@ -45,6 +45,8 @@ async def test_tiny_eval_in_process_scores_every_set(tmp_path: Path) -> None:
     assert (on["current_right_at_1"], on["current_stale_shown"]) == (1.0, 0.0), on
     assert on["history_chain_recall_at_5"] == 1.0, "history still reaches the whole chain"
     assert "Supersession scenarios" in report.read_text()
+    updates = results["sets"]["updates"]["by_relation"]
+    assert updates["updates"]["n"] == 100 and 0.0 <= updates["updates"]["named"] <= 1.0
     scifact = results["sets"]["scifact"]
     assert scifact["full_vs_hybrid"]["identical_top100"] == 3
     locomo = results["sets"]["locomo"]

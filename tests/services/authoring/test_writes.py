@@ -425,3 +425,37 @@ async def test_a_write_that_replaces_a_drawer_links_it_and_says_so(stack: Stack)
     assert caught.value.code() is grpc.StatusCode.NOT_FOUND
     assert "supersedes" in (caught.value.details() or "")
     assert await stack.count() == before, "a refused write wrote nothing"
+
+
+async def test_a_reworded_update_names_the_drawer_it_may_replace(stack: Stack) -> None:
+    """The issue's probe: 'capped at 3 attempts' then a differently worded 'five retries' is
+    not stored silently beside it; a different point in the same room is not named."""
+    old = (
+        await add(stack, content="Retries of the payment webhook are capped at 3 attempts.")
+    ).drawer
+    await add(stack, content="Payment webhooks are signed with an HMAC-SHA256 header.")
+    update = await add(
+        stack,
+        content="We now allow the payment webhook five retries before giving up.",
+        memory_type="directive",
+    )
+    assert not update.duplicate
+    assert list(update.supersession_candidates) == [old.id], update
+    (hint,) = [w for w in update.warnings if old.id in w]
+    assert "supersedes" in hint and "capped at 3 attempts" in hint, hint
+
+    unrelated = await add(
+        stack, content="The canteen serves soup on Fridays.", room="projects/canteen"
+    )
+    assert not unrelated.supersession_candidates, unrelated
+
+    # Naming it in the same call links them; it is then no candidate any more.
+    linked = await stack.authoring.AddDrawer(
+        authoring_pb2.AddDrawerRequest(
+            store=stack.store("write"),
+            drawer=draft(content="Payment webhook retries are capped at 7 attempts from June."),
+            allow_new_wing=True,
+            supersedes=[old.id],
+        )
+    )
+    assert len(linked.links) == 1 and old.id not in linked.supersession_candidates
