@@ -448,6 +448,20 @@ def build_tools(
             ),
         ),
         ToolSpec(
+            name="engram_consolidate",
+            operation="consolidate",
+            description=_describe(
+                "Find drawers of a room (or wing, or the whole store) that say the same thing "
+                "and propose one drawer for each group, as a background job (follow it with "
+                "engram_job_status: the result lists every proposal). A dry run unless "
+                "`apply`; with `apply`, `proposal_ids` choose which (none: every mergeable "
+                "one). Groups whose numbers, names or negations differ are flagged, never "
+                "merged. An applied merge replaces its sources in search (they are linked and "
+                "deprecated); an admin can undo it.",
+                _STORE_ARG,
+            ),
+        ),
+        ToolSpec(
             name="engram_job_status",
             operation="get_job",
             store=None,

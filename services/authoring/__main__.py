@@ -10,6 +10,7 @@ import grpc
 from engram.v1 import corpus_pb2_grpc, retrieval_pb2_grpc
 
 from services.authoring.compose import COMPOSE_KIND, compose_handler
+from services.authoring.consolidate import CONSOLIDATE_KIND, consolidate_handler
 from services.authoring.deps import AuthoringDeps
 from services.authoring.invokers import ApiKeys
 from services.authoring.server import create_server
@@ -51,7 +52,10 @@ def build_worker(deps: AuthoringDeps) -> JobWorker:
     return JobWorker(
         deps.settings.redis_url,
         deps.settings.job_queue,
-        {COMPOSE_KIND: compose_handler(deps)},
+        {
+            COMPOSE_KIND: compose_handler(deps),
+            CONSOLIDATE_KIND: consolidate_handler(deps),
+        },
         max_jobs=deps.settings.compose_concurrency,
         lease_s=deps.settings.job_lease_s,
     )

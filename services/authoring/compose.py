@@ -65,7 +65,7 @@ class SessionDrafts:
 # ---------------------------------------------------------------- reading the corpus
 
 
-async def _page_all(rpc: Any, request: Any, items: str) -> list[Any]:
+async def page_all(rpc: Any, request: Any, items: str) -> list[Any]:
     out: list[Any] = []
     token = ""
     while True:
@@ -84,7 +84,7 @@ async def sessions_of_files(
     found: dict[str, str] = {}
     for file_id in file_ids:
         await call(deps.corpus.GetFile, corpus_pb2.GetFileRequest(store=store, file_id=file_id))
-        sessions = await _page_all(
+        sessions = await page_all(
             deps.corpus.ListSessions,
             corpus_pb2.ListSessionsRequest(store=store, file_id=file_id),
             "sessions",
@@ -108,7 +108,7 @@ async def derived_drawers(
     deps: AuthoringDeps, store: common_pb2.StoreContext, session_id: str
 ) -> list[common_pb2.Drawer]:
     """Every drawer of the pool derived from one raw session."""
-    return await _page_all(
+    return await page_all(
         deps.retrieval.ListDrawers,
         retrieval_pb2.ListDrawersRequest(
             store=store, filter=retrieval_pb2.DrawerFilter(derived_from_session=session_id)

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 import grpc
 from engram.v1 import authoring_pb2, authoring_pb2_grpc, common_pb2
 
-from services.authoring import compose, prompt_lab, writes
+from services.authoring import compose, consolidate, prompt_lab, writes
 from services.authoring.convert import (
     mode_of,
     policy_from_proto,
@@ -100,6 +100,30 @@ class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
     ) -> authoring_pb2.WalkbackResponse:
         mode_of(request.store)
         return await compose.walkback(self._deps, request)
+
+    # ------------------------------------------------------------------ consolidation
+
+    async def Consolidate(
+        self, request: authoring_pb2.ConsolidateRequest, context: Context
+    ) -> common_pb2.Job:
+        mode_of(request.store)
+        payload = await consolidate.plan(self._deps, request)
+        record = await self._deps.jobs.enqueue(
+            consolidate.CONSOLIDATE_KIND, request.store.name, payload
+        )
+        return job_to_proto(record)
+
+    async def UndoConsolidation(
+        self, request: authoring_pb2.UndoConsolidationRequest, context: Context
+    ) -> authoring_pb2.Consolidation:
+        mode_of(request.store)
+        return await consolidate.undo(self._deps, request)
+
+    async def ListConsolidations(
+        self, request: authoring_pb2.ListConsolidationsRequest, context: Context
+    ) -> authoring_pb2.ListConsolidationsResponse:
+        mode_of(request.store)
+        return await consolidate.list_consolidations(self._deps, request)
 
     # ------------------------------------------------------------------ prompt lab
 

@@ -5,7 +5,9 @@ It holds what authoring owns and nothing of the pool (drawers live in the retrie
 - the **provenance log** — one row per change to a drawer: who, when, what, why;
 - the **prompt versions** of the prompt lab, and which one is active;
 - the store's **provider config** (invoker, model, reasoning effort, base URL — never a key);
-- the store's **write policy** (which token tiers may write, pin, open wings).
+- the store's **write policy** (which token tiers may write, pin, open wings);
+- the **consolidations** applied: what each merged, the links it made and the pin status each
+  source had, which is what undoing it restores.
 
 WAL mode; every write is one short transaction under the connection's lock.
 """
@@ -52,6 +54,19 @@ CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS consolidations (
+    id TEXT PRIMARY KEY,
+    proposal_id TEXT NOT NULL,
+    merged_id TEXT NOT NULL,
+    sources TEXT NOT NULL,
+    link_ids TEXT NOT NULL,
+    applied_at TEXT NOT NULL,
+    applied_by TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    undone_at TEXT,
+    undone_by TEXT NOT NULL DEFAULT '',
+    job_id TEXT NOT NULL DEFAULT ''
+);
 """
 
 
@@ -87,6 +102,21 @@ class Provider:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationRecord:
+    id: str
+    proposal_id: str
+    merged_id: str
+    sources: dict[str, str]  # source drawer id → its pin status before (PIN_STATUS_* name)
+    link_ids: list[str]
+    applied_at: datetime
+    applied_by: str
+    reason: str
+    undone_at: datetime | None = None
+    undone_by: str = ""
+    job_id: str = ""  # the job that applied it (a replay of that job finds it here)
 
 
 class AuthoringState:
@@ -158,6 +188,82 @@ class AuthoringState:
             Provenance(r[0], datetime.fromisoformat(r[1]), r[2], r[3], r[4], json.loads(r[5]))
             for r in rows
         ]
+
+    # ------------------------------------------------------------------ consolidations
+
+    def record_consolidation(self, record: ConsolidationRecord) -> None:
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO consolidations (id, proposal_id, merged_id, sources, link_ids, "
+                "applied_at, applied_by, reason, job_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.proposal_id,
+                    record.merged_id,
+                    json.dumps(record.sources, sort_keys=True),
+                    json.dumps(record.link_ids),
+                    record.applied_at.isoformat(),
+                    record.applied_by,
+                    record.reason,
+                    record.job_id,
+                ),
+            )
+
+    def consolidations(self, consolidation_id: str = "") -> list[ConsolidationRecord]:
+        """Every consolidation, newest first (or the one with `consolidation_id`)."""
+        query = (
+            "SELECT id, proposal_id, merged_id, sources, link_ids, applied_at, applied_by, "
+            "reason, undone_at, undone_by, job_id FROM consolidations"
+        )
+        args: tuple[str, ...] = ()
+        if consolidation_id:
+            query += " WHERE id = ?"
+            args = (consolidation_id,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY applied_at DESC, id", args).fetchall()
+        return [
+            ConsolidationRecord(
+                id=r[0],
+                proposal_id=r[1],
+                merged_id=r[2],
+                sources=json.loads(r[3]),
+                link_ids=json.loads(r[4]),
+                applied_at=datetime.fromisoformat(r[5]),
+                applied_by=r[6],
+                reason=r[7],
+                undone_at=datetime.fromisoformat(r[8]) if r[8] else None,
+                undone_by=r[9],
+                job_id=r[10],
+            )
+            for r in rows
+        ]
+
+    def consolidation(self, consolidation_id: str) -> ConsolidationRecord:
+        found = self.consolidations(consolidation_id)
+        if not found:
+            raise NotFound(f"no consolidation {consolidation_id!r} in this store", field="id")
+        return found[0]
+
+    def applied_consolidation(self, proposal_id: str, job_id: str) -> ConsolidationRecord | None:
+        """What applying `proposal_id` again would repeat: this job's own application of it
+        (a replayed job, even when undone since), or a live one by any job."""
+        for record in self.consolidations():
+            if record.proposal_id != proposal_id:
+                continue
+            if (job_id and record.job_id == job_id) or record.undone_at is None:
+                return record
+        return None
+
+    def mark_undone(self, consolidation_id: str, *, by: str) -> ConsolidationRecord:
+        with self._lock, self._db:
+            cursor = self._db.execute(
+                "UPDATE consolidations SET undone_at = ?, undone_by = ? "
+                "WHERE id = ? AND undone_at IS NULL",
+                (_now().isoformat(), by, consolidation_id),
+            )
+        if cursor.rowcount == 0:
+            raise Conflict(f"consolidation {consolidation_id!r} was already undone", field="id")
+        return self.consolidation(consolidation_id)
 
     # ------------------------------------------------------------------ settings rows
 

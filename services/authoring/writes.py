@@ -38,7 +38,7 @@ def _actor(store: common_pb2.StoreContext, added_by: str = "") -> str:
     return store.caller_id or added_by or "unknown"
 
 
-def _check_reason(reason: str) -> None:
+def check_reason(reason: str) -> None:
     if len(reason) > MAX_REASON_CHARS:
         raise InvalidInput(f"reason is longer than {MAX_REASON_CHARS} characters", field="reason")
 
@@ -190,12 +190,17 @@ def drawer_from(
 
 
 async def index(
-    deps: AuthoringDeps, store: common_pb2.StoreContext, drawers: Sequence[common_pb2.Drawer]
+    deps: AuthoringDeps,
+    store: common_pb2.StoreContext,
+    drawers: Sequence[common_pb2.Drawer],
+    *,
+    revive: bool = False,
 ) -> list[common_pb2.Drawer]:
-    """Write drawers through the retrieval tier; returns them with the fields it filled."""
+    """Write drawers through the retrieval tier; returns them with the fields it filled. Ids
+    deleted before are skipped (and not returned) unless `revive`."""
     answer = await call(
         deps.retrieval.IndexDrawers,
-        retrieval_pb2.IndexDrawersRequest(store=store, drawers=list(drawers)),
+        retrieval_pb2.IndexDrawersRequest(store=store, drawers=list(drawers), revive=revive),
     )
     for drawer in answer.drawers:
         deps.note_wing(store.name, drawer.wing)
@@ -214,7 +219,7 @@ async def add_drawer(
 ) -> authoring_pb2.WriteDrawerResponse:
     """add_drawer (signature None: ambient) or add_drawer_signed (canonical); with
     `supersedes`, the drawers it replaces are checked first and linked once it is written."""
-    _check_reason(reason)
+    check_reason(reason)
     _check_extras(draft)
     replaced = await _replaced_drawers(deps, store, supersedes)
     if draft.HasField("signature"):
@@ -374,7 +379,7 @@ async def update_drawer(
     """Pin / unpin / deprecate, move, retag, or edit (re-embedded). The changed drawer must
     still be valid for this caller: a write token cannot edit a pinned or directive drawer."""
     store = request.store
-    _check_reason(request.reason)
+    check_reason(request.reason)
     before = await call(
         deps.retrieval.GetDrawer, retrieval_pb2.GetDrawerRequest(store=store, id=request.id)
     )
@@ -457,7 +462,7 @@ async def delete_drawer(
 ) -> authoring_pb2.DeleteDrawerResponse:
     """Delete one drawer; the same scope as editing it. Its provenance log stays."""
     store = request.store
-    _check_reason(request.reason)
+    check_reason(request.reason)
     drawer = await call(
         deps.retrieval.GetDrawer, retrieval_pb2.GetDrawerRequest(store=store, id=request.id)
     )

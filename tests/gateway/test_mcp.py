@@ -55,6 +55,7 @@ TOOLS = {
     "engram_upload_file",
     "engram_ingest_files",
     "engram_compose_from_raw",
+    "engram_consolidate",
     "engram_job_status",
     "engram_list_stores",
     "engram_store_info",

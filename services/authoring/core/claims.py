@@ -117,3 +117,34 @@ def claim_difference(new: str, existing: str) -> ClaimDifference:
         return tuple(picked)
 
     return ClaimDifference(surfaces(new_terms, extra_new), surfaces(old_terms, extra_old))
+
+
+# Number words read as the numbers they name, so "five retries" and "5 retries" agree.
+_NUMBER_WORDS: Final = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50",
+    "sixty": "60", "ninety": "90", "hundred": "100", "thousand": "1000",
+}  # fmt: skip
+_SENTENCE_START: Final = re.compile(r"(?:^|[.!?]\s+)")
+
+
+def claim_values(text: str) -> frozenset[str]:
+    """The values a text asserts, whatever its wording: numbers (digits or number words, with
+    thousands separators dropped), negation, and names (capitalised words that do not start
+    a sentence). Two texts whose values differ say something different even when the rest is
+    a paraphrase; two whose values agree may still be worded apart."""
+    starts = {m.end() for m in _SENTENCE_START.finditer(text)}
+    values: set[str] = set()
+    for match in _TOKEN.finditer(text):
+        surface = match.group(0)
+        word = surface.lower().replace("’", "'")
+        if word in _NEGATIONS or _NEGATED_CONTRACTION.match(word):
+            values.add("not")
+        elif any(ch.isdigit() for ch in word):
+            values.add(word.replace(",", ""))
+        elif word in _NUMBER_WORDS:
+            values.add(_NUMBER_WORDS[word])
+        elif surface[:1].isupper() and match.start() not in starts:
+            values.add(word)
+    return frozenset(values)
