@@ -53,7 +53,7 @@ async def _serve(settings: CorpusSettings, storage: StorageSettings) -> None:
     async def ready() -> None:
         nonlocal worker_task
         info = await embedder.wait_until_ready(settings.embedder_addr)
-        deps.stores.set_dimension(info.dimension)
+        deps.stores.set_embedding(info.model, info.fingerprint, info.dimension)
         await deps.jobs.connect()
         worker_task = asyncio.create_task(worker.run())
         await tier.set_serving(True)

@@ -40,6 +40,7 @@ class EmbedderServicer(embedder_pb2_grpc.EmbedderServiceServicer):
         model, batcher = self._ready()
         return embedder_pb2.InfoResponse(
             model=model.name,
+            fingerprint=model.fingerprint,
             dimension=model.dimension,
             device=model.device,
             dtype=model.dtype,

@@ -20,7 +20,7 @@ def build_deps(
     settings: RetrievalSettings, storage: StorageSettings, embedder: EmbedderClient
 ) -> RetrievalDeps:
     """Wire the retrieval tier's dependencies (shared with the tests). The pools learn the
-    embedding dimension once the embedder answers (`pools.set_dimension`)."""
+    embedding dimension once the embedder answers (`pools.set_embedding`)."""
     pools = pool_registry(
         settings.data_dir,
         backend=storage.vector_backend,
@@ -48,7 +48,7 @@ async def _serve(settings: RetrievalSettings, storage: StorageSettings) -> None:
 
     async def ready() -> None:
         info = await embedder.wait_until_ready(settings.embedder_addr)
-        deps.pools.set_dimension(info.dimension)
+        deps.pools.set_embedding(info.model, info.fingerprint, info.dimension)
         await tier.set_serving(True)
 
     async def close() -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
+from services.runtime.embedding import EmbeddingIdentity, check_store_embedding
 from services.runtime.errors import InvalidInput, Unavailable
 
 STORE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}\Z")
@@ -48,12 +49,21 @@ class OpenStores(Generic[T]):
         self._root = data_root
         self._opener = opener
         self._dimension: int | None = None if needs_dimension else 0
+        self._embedding: EmbeddingIdentity | None = None
         self._open: dict[str, T] = {}
         self._lock = threading.Lock()
 
     def set_dimension(self, dimension: int) -> None:
         """The embedding dimension (from the embedder's Info)."""
         self._dimension = dimension
+
+    def set_embedding(self, model: str, fingerprint: str, dimension: int) -> None:
+        """The model the embedder serves (its Info): each store records it when first opened
+        and is refused when it was made with another (services.runtime.embedding). An
+        embedder that gives no fingerprint (an older one) sets only the dimension."""
+        self._dimension = dimension
+        if fingerprint:
+            self._embedding = EmbeddingIdentity(model, fingerprint, dimension)
 
     def get(self, name: str) -> T:
         """The store's state, opened on first use."""
@@ -62,6 +72,8 @@ class OpenStores(Generic[T]):
             if opened is None:
                 if self._dimension is None:
                     raise Unavailable("this tier is waiting for the embedder; retry shortly")
+                if self._embedding is not None:
+                    check_store_embedding(store_dir(self._root, name), name, self._embedding)
                 opened = self._open[name] = self._opener(
                     store_dir(self._root, name), self._dimension
                 )

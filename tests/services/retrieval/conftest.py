@@ -50,7 +50,7 @@ async def start_retrieval(
     embedder = EmbedderClient(embedder_addr)
     deps = build_deps(settings, StorageSettings(vector_backend="edge"), embedder)
     info = await embedder.info()
-    deps.pools.set_dimension(info.dimension)
+    deps.pools.set_embedding(info.model, info.fingerprint, info.dimension)
     tier = create_server(settings, deps)
     await tier.start()
     await tier.set_serving(True)

@@ -1,18 +1,22 @@
 """Forgetting that holds in the retrieval tier: a deleted drawer is gone from search, keyword
 hits, links and session starts; writing its id again (a replay) is skipped across a restart;
 only a deliberate revival or an import brings it back; a delete cut short by a crash is
-finished by the next start."""
+finished by the next start. And a store made with another embedding model is refused."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import numpy as np
+import pytest
 from engram.v1 import common_pb2, retrieval_pb2
 
 from services.retrieval.pool.mirror import MetaFilter
 from services.retrieval.pool.pool import DrawerPool, PoolLocation
+from services.runtime.embedding import RECORD
 from tests.services.retrieval.conftest import RunningRetrieval, start_retrieval, stop_retrieval
 from tests.services.retrieval.test_contract import POOL, _index
 
@@ -115,3 +119,28 @@ def test_a_delete_cut_short_is_finished_by_the_next_start(tmp_path: Path) -> Non
         assert not reopened.keyword_search("shard", MetaFilter(), 10).hits
     finally:
         reopened.close()
+
+
+async def test_a_store_made_with_another_model_is_refused_until_moved(
+    tmp_path: Path, embedder_addr: str
+) -> None:
+    """The embedder now serves another model than the one a store's vectors were made with:
+    the tier refuses the store with the way out instead of ranking noise."""
+    root = tmp_path / "retrieval"
+    made = root / "old-model"
+    made.mkdir(parents=True)
+    (made / RECORD).write_text(
+        json.dumps({"model": "bge-small-en", "fingerprint": "0" * 32, "dimension": 384})
+    )
+    running = await start_retrieval(root, embedder_addr)
+    try:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await running.stub.Search(
+                retrieval_pb2.SearchRequest(store=running.store("old-model"), query=QUERY)
+            )
+        assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+        assert "bge-small-en" in (refused.value.details() or "")
+        await _index(running)  # another store records the model in force and works
+        assert await _ids(running)
+    finally:
+        await stop_retrieval(running)
