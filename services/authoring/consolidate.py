@@ -80,29 +80,25 @@ async def plan(deps: AuthoringDeps, request: authoring_pb2.ConsolidateRequest) -
     if len(request.proposal_ids) > MAX_PROPOSAL_IDS:
         raise InvalidInput(f"at most {MAX_PROPOSAL_IDS} proposal_ids", field="proposal_ids")
     writes.check_reason(request.reason)
-    return job_payload(
-        authoring_pb2.ConsolidateJobPayload(
-            store=request.store,
-            wing=request.wing,
-            room=request.room,
-            min_similarity=similarity,
-            apply=request.apply,
-            proposal_ids=list(dict.fromkeys(request.proposal_ids)),
-            reason=request.reason,
-        )
-    )
+    # The queued job is the request itself, its defaults resolved.
+    queued = authoring_pb2.ConsolidateRequest()
+    queued.CopyFrom(request)
+    queued.min_similarity = similarity
+    del queued.proposal_ids[:]
+    queued.proposal_ids.extend(dict.fromkeys(request.proposal_ids))
+    return job_payload(queued)
 
 
 def consolidate_handler(deps: AuthoringDeps) -> Any:
     async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
-        payload = read_payload(queued, authoring_pb2.ConsolidateJobPayload)
+        payload = read_payload(queued, authoring_pb2.ConsolidateRequest)
         return job_result(await run(deps, ctx, payload))
 
     return handle
 
 
 async def _live_drawers(
-    deps: AuthoringDeps, payload: authoring_pb2.ConsolidateJobPayload
+    deps: AuthoringDeps, payload: authoring_pb2.ConsolidateRequest
 ) -> list[common_pb2.Drawer]:
     """Drawers that may be merged: in scope, neither pinned nor deprecated."""
     drawers: list[common_pb2.Drawer] = await page_all(
@@ -128,7 +124,7 @@ def _member(drawer: common_pb2.Drawer) -> Member:
 
 
 async def run(
-    deps: AuthoringDeps, ctx: JobContext, payload: authoring_pb2.ConsolidateJobPayload
+    deps: AuthoringDeps, ctx: JobContext, payload: authoring_pb2.ConsolidateRequest
 ) -> common_pb2.ConsolidateResult:
     drawers = await _live_drawers(deps, payload)
     by_room: dict[str, list[common_pb2.Drawer]] = defaultdict(list)
@@ -196,7 +192,7 @@ def merged_id(proposal_id: str) -> str:
 
 async def apply(
     deps: AuthoringDeps,
-    payload: authoring_pb2.ConsolidateJobPayload,
+    payload: authoring_pb2.ConsolidateRequest,
     proposal: Proposal,
     by_id: dict[str, common_pb2.Drawer],
     *,

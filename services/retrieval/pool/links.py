@@ -8,12 +8,12 @@ table stores what it is given.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Collection
 from pathlib import Path
 
 from services.retrieval.core.links import Link
+from services.runtime.sqlite import open_sidecar
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS links (
@@ -56,11 +56,8 @@ class LinkStore:
     """Create, read, end and delete links; every link touching a drawer, both ends."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_sidecar(path, _SCHEMA)
 
     def add(self, link: Link) -> None:
         self.add_many([link])

@@ -13,10 +13,11 @@ Synchronous and thread-safe (one connection under a lock; callers use `asyncio.t
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Collection
 from pathlib import Path
+
+from services.runtime.sqlite import open_sidecar
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tombstones (
@@ -32,11 +33,8 @@ class Tombstones:
     """The ids a pool deleted, and when."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_sidecar(path, _SCHEMA)
 
     def bury(self, ids: Collection[str], at: float) -> None:
         """Record `ids` as deleted at `at` (durable before this returns)."""
