@@ -1,0 +1,90 @@
+"""The lifecycle over REST, as an operator drives it: a session start, a consolidation proposed,
+applied and undone, each route and its tier from the operation table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.gateway.conftest import Api
+
+SAME = (
+    "The Architect decided that the API returns 404 for missing drawers.",
+    "For a missing drawer the API returns a 404, as the Architect decided.",
+)
+
+
+async def _write(api: Api, store: str, content: str) -> dict[str, Any]:
+    answer = await api.client.post(
+        f"/v1/stores/{store}/drawers",
+        json={
+            "drawer": {
+                "content": content,
+                "memory_type": "decision",
+                "wing": "projects",
+                "room": "projects/api",
+            },
+            "allow_new_wing": True,
+        },
+        headers=await api.as_tier("write", store),
+    )
+    assert answer.status_code == 200, answer.text
+    drawer: dict[str, Any] = answer.json()["drawer"]
+    return drawer
+
+
+async def _job(api: Api, store: str, body: dict[str, Any]) -> dict[str, Any]:
+    started = await api.client.post(
+        f"/v1/stores/{store}/consolidate", json=body, headers=await api.as_tier("write", store)
+    )
+    assert started.status_code == 202, started.text
+    job = await api.wait_job(started.json()["id"])
+    assert job["state"] == "JOB_STATE_DONE", job
+    result: dict[str, Any] = job["consolidate"]
+    return result
+
+
+async def test_prime_and_a_consolidation_round_trip_over_rest(api: Api, store_name: str) -> None:
+    await api.create_store(store_name)
+    first, second = [await _write(api, store_name, text) for text in SAME]
+    read = await api.as_tier("read", store_name)
+
+    primed = await api.client.post(f"/v1/stores/{store_name}/prime", json={}, headers=read)
+    assert primed.status_code == 200, primed.text
+    assert {i["drawer_id"] for i in primed.json()["items"]} <= {first["id"], second["id"]}
+    assert primed.json()["text"], "the rendered recollection"
+
+    dry = await _job(api, store_name, {})
+    assert dry["dry_run"] is True
+    (proposal,) = dry["proposals"]
+    assert set(proposal["source_ids"]) == {first["id"], second["id"]} and proposal["mergeable"]
+
+    applied = await _job(api, store_name, {"apply": True, "proposal_ids": [proposal["id"]]})
+    assert applied["applied"] == 1
+    listed = await api.client.get(f"/v1/stores/{store_name}/consolidations", headers=read)
+    (consolidation,) = listed.json()["consolidations"]
+    found = await api.client.post(
+        f"/v1/stores/{store_name}/search",
+        json={"query": "what does the API return for a missing drawer?"},
+        headers=read,
+    )
+    assert [h["drawer"]["id"] for h in found.json()["results"]][:1] == [consolidation["merged_id"]]
+
+    undo = f"/v1/stores/{store_name}/consolidations/{consolidation['id']}:undo"
+    refused = await api.client.post(undo, json={}, headers=await api.as_tier("write", store_name))
+    assert refused.status_code == 403, "undo is an admin's act"
+    undone = await api.client.post(undo, json={"reason": "merged too eagerly"}, headers=api.admin)
+    assert undone.status_code == 200 and undone.json()["undone_at"], undone.text
+    again = await api.client.post(
+        f"/v1/stores/{store_name}/search",
+        json={"query": "what does the API return for a missing drawer?", "min_score": -1},
+        headers=read,
+    )
+    ids = {h["drawer"]["id"] for h in again.json()["results"]}
+    assert {first["id"], second["id"]} <= ids and consolidation["merged_id"] not in ids
+
+    bad = await api.client.post(
+        f"/v1/stores/{store_name}/consolidate",
+        json={"min_similarity": 0.5},
+        headers=await api.as_tier("write", store_name),
+    )
+    assert bad.status_code == 422 and "min_similarity" in bad.json()["error"]["message"]
