@@ -8,6 +8,7 @@ import asyncio
 from datetime import UTC, datetime
 
 import numpy as np
+import numpy.typing as npt
 from engram.v1 import retrieval_pb2
 
 from services.retrieval import convert
@@ -25,7 +26,7 @@ from services.retrieval.core.salience import effective_salience_many
 from services.retrieval.core.supersession import supersession_of
 from services.retrieval.deps import RetrievalDeps
 from services.retrieval.pool import DrawerPool
-from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
+from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.search import SearchSpec, StoreView
 from services.runtime.errors import InvalidInput
 
@@ -49,15 +50,43 @@ def _by_salience(metas: list[DrawerMeta], now: datetime, limit: int) -> list[Dra
     """The `limit` most salient drawers now (ties: the newer first)."""
     if not metas:
         return []
-    salience = effective_salience_many(
-        np.array([m.salience for m in metas], dtype=np.float64),
-        np.array([m.last_activity.timestamp() for m in metas], dtype=np.float64),
-        now.timestamp(),
-        np.array([m.pin_status == "pinned" for m in metas], dtype=np.bool_),
+    return most_salient(
+        StandingTable.of(metas), np.ones(len(metas), dtype=np.bool_), now, limit, frozenset()
     )
-    created = np.array([m.created_at for m in metas], dtype=np.float64)
-    order = np.lexsort((-created, -salience))[:limit]  # salience first, then the newer
-    return [metas[i] for i in order]
+
+
+def most_salient(
+    table: StandingTable,
+    rows: npt.NDArray[np.bool_],
+    now: datetime,
+    limit: int,
+    skip: frozenset[str],
+) -> list[DrawerMeta]:
+    """The `limit` most salient of `rows` now, newest first on ties, leaving out `skip`."""
+    index = np.flatnonzero(rows)
+    if not len(index) or limit <= 0:
+        return []
+    salience = effective_salience_many(
+        table.salience[index], table.last_activity_s[index], now.timestamp(), table.pinned[index]
+    )
+    wanted = min(len(index), limit + len(skip))
+    if wanted < len(index):
+        best = np.argpartition(-salience, wanted - 1)[:wanted]
+        index, salience = index[best], salience[best]
+    order = index[np.lexsort((-table.created_at[index], -salience))]
+    picked = [table.metas[i] for i in order if table.metas[i].id not in skip]
+    return picked[:limit]
+
+
+def _standing_ranked(
+    pool: DrawerPool, flt: MetaFilter, now: datetime, limit: int, skip: frozenset[str]
+) -> list[DrawerMeta]:
+    """The `limit` most salient pinned drawers in scope, then as many signed ones."""
+    table = pool.standing_table()
+    scope = table.where(wing=flt.wing, room=flt.room)
+    return most_salient(table, scope & table.pinned, now, limit, skip) + most_salient(
+        table, scope & ~table.pinned, now, limit, skip
+    )
 
 
 def _standing(meta: DrawerMeta) -> Standing:
@@ -103,15 +132,19 @@ async def prime(
                 )
         # Pinned and canonical drawers the context did not reach fill the remaining places,
         # nearest to the context first (the search's order, floor or not), then by salience.
-        reached = {c.id for c in candidates}
-        order = {s.candidate.id: i for i, s in enumerate(outcome.ranking.ranked)}
-        standing = [m for m in pool.standing(flt) if m.id not in reached]
-        near = sorted((m for m in standing if m.id in order), key=lambda m: order[m.id])
-        rest = near[:limit] + _by_salience([m for m in standing if m.id not in order], now, limit)
+        reached = frozenset(c.id for c in candidates)
+        near = [
+            meta
+            for scored in outcome.ranking.ranked
+            if scored.candidate.id not in reached
+            and (meta := pool.meta(scored.candidate.id)) is not None
+            and meta.standing
+            and flt.matches(meta)
+        ][:limit]
+        skip = reached | {m.id for m in near}
+        rest = near + _standing_ranked(pool, flt, now, limit, skip)
     else:
-        standing = pool.standing(flt)
-        rest = _by_salience([m for m in standing if m.pin_status == "pinned"], now, limit)
-        rest += _by_salience([m for m in standing if m.pin_status != "pinned"], now, limit)
+        rest = _standing_ranked(pool, flt, now, limit, frozenset())
         if len(rest) < n:
             ambient = [m for m in pool.metas(flt) if not m.standing]
             rest += _by_salience(ambient, now, limit)

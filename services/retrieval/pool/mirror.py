@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
 from engram.v1 import common_pb2
 
 from services.retrieval.core import Candidate, effective_salience
@@ -122,6 +124,42 @@ class MetaFilter:
     @property
     def empty(self) -> bool:
         return self == MetaFilter()
+
+
+@dataclass(frozen=True)
+class StandingTable:
+    """Pinned and signed drawers as columns: what a session start ranks by."""
+
+    metas: tuple[DrawerMeta, ...]
+    salience: npt.NDArray[np.float64]
+    last_activity_s: npt.NDArray[np.float64]
+    created_at: npt.NDArray[np.float64]
+    pinned: npt.NDArray[np.bool_]
+    wing: npt.NDArray[np.object_]
+    room: npt.NDArray[np.object_]
+
+    @classmethod
+    def of(cls, metas: list[DrawerMeta]) -> StandingTable:
+        return cls(
+            metas=tuple(metas),
+            salience=np.array([m.salience for m in metas], dtype=np.float64),
+            last_activity_s=np.array(
+                [m.last_activity.timestamp() for m in metas], dtype=np.float64
+            ),
+            created_at=np.array([m.created_at for m in metas], dtype=np.float64),
+            pinned=np.array([m.pin_status == "pinned" for m in metas], dtype=np.bool_),
+            wing=np.array([m.wing for m in metas], dtype=object),
+            room=np.array([m.room for m in metas], dtype=object),
+        )
+
+    def where(self, *, wing: str = "", room: str = "") -> npt.NDArray[np.bool_]:
+        """Rows in a wing and room ("" matches every one)."""
+        keep = np.ones(len(self.metas), dtype=np.bool_)
+        if wing:
+            keep &= self.wing == wing
+        if room:
+            keep &= self.room == room
+        return keep
 
 
 @dataclass(frozen=True)

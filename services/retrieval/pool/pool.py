@@ -20,7 +20,7 @@ import numpy.typing as npt
 from engram.v1 import common_pb2
 
 from services.retrieval.pool.links import LinkStore
-from services.retrieval.pool.mirror import DrawerMeta, MetaFilter
+from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.retrieval.pool.tombstones import Tombstones
 from services.runtime.errors import NotFound
@@ -93,6 +93,7 @@ class DrawerPool:
         self._meta: dict[str, DrawerMeta] = {}
         # The pinned and signed drawers among them, which a session start reads first.
         self._standing: dict[str, DrawerMeta] = {}
+        self._standing_table: StandingTable | None = None  # built on demand, dropped on change
         # Typed links between this pool's drawers (services.retrieval.links).
         self.links = LinkStore(location.root / "links.sqlite")
         # The ids this pool deleted: a replayed write does not bring them back.
@@ -111,6 +112,7 @@ class DrawerPool:
                 payloads = {i: p for i, p in payloads.items() if i not in unfinished}
             self._meta = {}
             self._standing = {}
+            self._standing_table = None
             for payload in payloads.values():
                 self._remember(DrawerMeta.of(drawer_from_payload(payload)))
             return report
@@ -119,8 +121,9 @@ class DrawerPool:
         self._meta[meta.id] = meta
         if meta.standing:
             self._standing[meta.id] = meta
-        else:
-            self._standing.pop(meta.id, None)
+            self._standing_table = None
+        elif self._standing.pop(meta.id, None) is not None:
+            self._standing_table = None
 
     # ------------------------------------------------------------------ writes
 
@@ -164,7 +167,8 @@ class DrawerPool:
             self.collection.delete(present)
             for drawer_id in present:
                 self._meta.pop(drawer_id, None)
-                self._standing.pop(drawer_id, None)
+                if self._standing.pop(drawer_id, None) is not None:
+                    self._standing_table = None
             # A deleted drawer's links end now: none is left holding to a drawer that is gone.
             self.links.end_all_for(present, now)
             return len(present)
@@ -193,11 +197,13 @@ class DrawerPool:
         values = list(self._meta.values())
         return values if flt is None or flt.empty else [m for m in values if flt.matches(m)]
 
-    def standing(self, flt: MetaFilter | None = None) -> list[DrawerMeta]:
-        """Metadata of the pinned and signed drawers matching `flt` (a snapshot), read from
-        an index kept beside the mirror, so a session start does not scan the pool."""
-        values = list(self._standing.values())
-        return values if flt is None or flt.empty else [m for m in values if flt.matches(m)]
+    def standing_table(self) -> StandingTable:
+        """The pinned and signed drawers as columns (built once per change of them), so a
+        session start ranks tens of thousands of them without a Python loop."""
+        with self._lock:
+            if self._standing_table is None:
+                self._standing_table = StandingTable.of(list(self._standing.values()))
+            return self._standing_table
 
     def count(self) -> int:
         return len(self._meta)
