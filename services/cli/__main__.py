@@ -158,7 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--only", action="append", default=[], help="run only these sections")
     bench.set_defaults(func=_bench)
     ev = sub.add_parser("eval", help="retrieval quality on the standard sets → eval/results/")
-    ev.add_argument("--sets", help="comma-separated: thesis,scifact,locomo,composer (default: all)")
+    ev.add_argument(
+        "--sets",
+        help="comma-separated: thesis,supersession,updates,scifact,locomo,composer (default: all)",
+    )
     ev.add_argument("--quick", action="store_true", help="CI-sized subsets (not comparable)")
     ev.add_argument("--url", help="gateway base URL (ENGRAM_URL, default http://127.0.0.1:8080)")
     ev.add_argument(
