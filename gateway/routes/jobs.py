@@ -1,11 +1,12 @@
-"""Jobs (ingest and compose): status, list, cancel, and progress as Server-Sent Events."""
+"""A job's progress as Server-Sent Events (its status, the list and cancelling are declared
+routes: `gateway.routes.declared`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
 
-from engram.v1 import common_pb2, gateway_pb2
+from engram.v1 import gateway_pb2
 from fastapi import APIRouter, Request, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -15,19 +16,6 @@ from gateway.routes._proto import ProtoOp
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
-GET = ProtoOp(
-    gateway_pb2.GetJobRequest, common_pb2.Job, body=False, path_fields=("id",), store_field=None
-)
-LIST = ProtoOp(
-    gateway_pb2.ListJobsRequest,
-    gateway_pb2.ListJobsResponse,
-    body=False,
-    query=("store", "limit"),
-    store_field=None,
-)
-CANCEL = ProtoOp(
-    gateway_pb2.CancelJobRequest, common_pb2.Job, body=False, path_fields=("id",), store_field=None
-)
 EVENTS = ProtoOp(gateway_pb2.GetJobRequest, body=False, path_fields=("id",), store_field=None)
 
 _SSE_ANSWER = {
@@ -36,21 +24,6 @@ _SSE_ANSWER = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
-
-
-@router.get("", **LIST.route(summary="the newest jobs (of a store, or of every store in scope)"))
-async def list_jobs(request: Request, caller: CallerDep) -> Response:
-    return await caller.run(LIST, request, caller.gateway.list_jobs)
-
-
-@router.get("/{id}", **GET.route(summary="a job's state and progress"))
-async def get_job(id: IdPath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(GET, request, caller.gateway.get_job, id=id)
-
-
-@router.post("/{id}:cancel", **CANCEL.route(summary="cancel a job"))
-async def cancel_job(id: IdPath, request: Request, caller: CallerDep) -> Response:
-    return await caller.run(CANCEL, request, caller.gateway.cancel_job, id=id)
 
 
 @router.get("/{id}/events", **EVENTS.route(summary="job progress (SSE)", responses=_SSE_ANSWER))
