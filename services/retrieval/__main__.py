@@ -52,6 +52,7 @@ async def _serve(settings: RetrievalSettings, storage: StorageSettings) -> None:
         await tier.set_serving(True)
 
     async def close() -> None:
+        await deps.reembeds.close()
         await deps.wait_for_builds()
         deps.pools.close()
         await embedder.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from services.embedder.client import EmbedderClient
 from services.retrieval.pool import DrawerPool, PoolRegistry
+from services.retrieval.reembed import Reembeds
 from services.retrieval.retrieval_log import RetrievalLog
 from services.retrieval.search import SearchEngine
 from services.retrieval.settings import RetrievalSettings
@@ -30,6 +31,8 @@ class RetrievalDeps:
     _logs: dict[str, RetrievalLog] = field(default_factory=dict)
     _logs_lock: threading.Lock = field(default_factory=threading.Lock)
     _builds: set[asyncio.Task[None]] = field(default_factory=set)
+    # Stores whose vectors are being rebuilt for a new embedding model.
+    reembeds: Reembeds = field(default_factory=Reembeds)
 
     @property
     def data_root(self) -> Path:

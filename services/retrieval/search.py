@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -34,7 +34,11 @@ from services.retrieval.core import (
     rank,
     select,
 )
-from services.retrieval.core.constants import RANKER_FULL, RESULT_RELEVANCE_MARGIN
+from services.retrieval.core.constants import (
+    RANKER_FULL,
+    RANKER_KEYWORD,
+    RESULT_RELEVANCE_MARGIN,
+)
 from services.retrieval.core.links import MAX_DEPTH
 from services.retrieval.core.supersession import Supersession, inherit, supersession_of
 from services.retrieval.pool import DrawerPool
@@ -110,6 +114,8 @@ class SearchOutcome:
     timings: Timings
     # Supersedes links holding at the search's time, among the candidates (results say so).
     supersession: Supersession = field(default_factory=Supersession)
+    # Said to the caller when the answer is not the usual one (a store being re-embedded).
+    notice: str = ""
 
 
 @dataclass(frozen=True)
@@ -210,6 +216,18 @@ class SearchEngine:
         guess = self._intent(spec, library, vector)
         intent = guess.intent
         depth = spec.depth or self.limits.default_depth
+        notice = ""
+        if pool.reembedding_to is not None:
+            # Its vectors are of two models until the rebuild ends: keyword matches only.
+            spec = replace(
+                spec,
+                ranker=RANKER_KEYWORD,
+                min_score=spec.min_score if spec.min_score is not None else 0.0,
+            )
+            notice = (
+                f"store {store.name!r} is being re-embedded for {pool.reembedding_to.model}: "
+                "results are keyword matches only until it is done"
+            )
         flt = MetaFilter(
             wing=spec.wing,
             room=spec.room,
@@ -219,7 +237,14 @@ class SearchEngine:
             else frozenset({"deprecated"}),
         )
         gathered_set = await asyncio.to_thread(
-            self._candidates, pool, vector, spec.query, flt, depth, spec.ranker == RANKER_FULL
+            self._candidates,
+            pool,
+            vector,
+            spec.query,
+            flt,
+            depth,
+            spec.ranker == RANKER_FULL,
+            pool.reembedding_to is None,
         )
         now = spec.as_of or datetime.now(UTC)
         gathered_set, binding = await asyncio.to_thread(
@@ -260,6 +285,7 @@ class SearchEngine:
         ]
         done = time.perf_counter()
         return SearchOutcome(
+            notice=notice,
             supersession=binding,
             intent=ranking.intent,
             intent_inferred=not spec.intent.strip(),
@@ -298,11 +324,14 @@ class SearchEngine:
         flt: MetaFilter,
         depth: int,
         with_vectors: bool,
+        dense: bool = True,
     ) -> CandidateSet:
         # Topical neighbourhoods compare candidates with each other, so the full ranker reads
         # every candidate's stored vector: the vector hits' come with the search itself, the
         # keyword-only hits' are read anyway (they need them for a cosine).
         stored: dict[str, npt.NDArray[np.float32]] = {}
+        if not dense:
+            return _keyword_candidates(pool, text, flt, depth)
         if with_vectors:
             found = pool.vector_search_with_vectors(vector, flt, depth)
             vector_hits = {drawer_id: score for drawer_id, score, _ in found}
@@ -338,3 +367,23 @@ class SearchEngine:
             keyword_reference=keyword.reference,
             vectors=stored if with_vectors else None,
         )
+
+
+def _keyword_candidates(pool: DrawerPool, text: str, flt: MetaFilter, depth: int) -> CandidateSet:
+    """The keyword hits alone, without a cosine: what a pool whose vectors are being rebuilt
+    for another model can answer (its vectors are not comparable with the query's)."""
+    keyword = pool.keyword_search(text, flt, depth)
+    candidates = []
+    for position, hit in enumerate(keyword.hits):
+        meta = pool.meta(hit.id)
+        if meta is not None:
+            candidates.append(
+                meta.candidate(
+                    0.0,
+                    keyword_hit=True,
+                    vector_hit=False,
+                    keyword_rank=position,
+                    keyword_score=hit.score,
+                )
+            )
+    return CandidateSet(candidates, keyword.reference, None)

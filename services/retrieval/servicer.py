@@ -170,6 +170,17 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             vector_backend=pool.vector_backend,
             ann_indexed=await asyncio.to_thread(lambda: pool.index.indexed),
             search_defaults=convert.search_defaults(view),
+            reembed=self._deps.reembeds.status(view.name, pool),
+        )
+
+    async def ReembedStore(
+        self, request: retrieval_pb2.ReembedStoreRequest, context: Context
+    ) -> retrieval_pb2.ReembedStatus:
+        # Admin only: the gateway's operation table says so (as for every tier operation).
+        view = convert.store_view(request.store)
+        deps = self._deps
+        return await deps.reembeds.start(
+            view.name, pools=deps.pools, embedder=deps.embedder, on_done=deps.schedule_index_build
         )
 
     # ------------------------------------------------------------------ search
@@ -433,6 +444,7 @@ def _search_response(
         results.append(result)
     timings = outcome.timings
     return retrieval_pb2.SearchResponse(
+        notice=outcome.notice,
         intent=outcome.intent,
         intent_inferred=outcome.intent_inferred,
         intent_confidence=outcome.intent_confidence,

