@@ -12,6 +12,7 @@ from services.corpus.store.blobs import BlobStore
 from services.corpus.store.catalog import Catalog, FileRecord
 from services.corpus.store.raw import RawStore
 from services.corpus.store.source import SourceStore
+from services.runtime.embedding import REINGEST_REMEDY
 from services.runtime.fts import FtsIndex
 from services.runtime.stores import OpenStores
 from services.runtime.vectorstore import VectorStore, open_vector_store
@@ -80,4 +81,4 @@ def corpus_registry(
             root, dimension, backend=backend, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key
         )
 
-    return OpenStores(data_root, open_store)
+    return OpenStores(data_root, open_store, remedy=REINGEST_REMEDY)
