@@ -166,6 +166,15 @@ async def run(
             unit="proposals",
             message=f"{done}/{len(rooms)} rooms",
         )
+    if payload.apply:
+        proposed = {p.id for p in result.proposals}
+        for missing in sorted(wanted - proposed):
+            await ctx.item_error(
+                missing,
+                "not_found",
+                "no such proposal in this run: the drawers changed since it was proposed "
+                "(run a dry run again for the current ids)",
+            )
     return result
 
 

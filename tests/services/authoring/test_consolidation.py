@@ -98,6 +98,13 @@ async def test_propose_apply_and_undo_exactly(stack: Stack) -> None:
 
     again = await _consolidate(stack, apply=True)
     assert again.applied == 0, "the merged sources are deprecated: nothing left to merge"
+    stale = await stack.authoring.Consolidate(
+        authoring_pb2.ConsolidateRequest(
+            store=stack.store("write"), apply=True, proposal_ids=[merge.id]
+        )
+    )
+    record_of_stale = await stack.wait(stack.deps.jobs, stale.id)
+    assert [(e.item_id, e.code) for e in record_of_stale.errors] == [(merge.id, "not_found")]
 
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await stack.authoring.UndoConsolidation(
