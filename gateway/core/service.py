@@ -28,7 +28,13 @@ from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
 from gateway.core.registry import StoreRegistry
 from gateway.core.tokens import TokenRecord, TokenStore
-from services.runtime.errors import EngramError, InvalidInput, PermissionDenied, Unavailable
+from services.runtime.errors import (
+    EngramError,
+    FailedPrecondition,
+    InvalidInput,
+    PermissionDenied,
+    Unavailable,
+)
 from services.runtime.grpc_client import call
 from services.runtime.job_proto import job_to_proto
 from services.runtime.jobs import JobRecord
@@ -100,7 +106,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
 
         async def count(info: gateway_pb2.StoreInfo) -> None:
             async with gate:
-                stats = await self._live_stats(principal, info.spec.name)
+                stats = await self._live_stats(principal, info)
             if stats is not None:
                 info.drawer_count = stats.drawers
 
@@ -114,17 +120,19 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         principal.require_store(request.name)
         info = self.registry.get(request.name)
         if info.open:
-            stats = await self._live_stats(principal, request.name)
+            stats = await self._live_stats(principal, info)
             if stats is not None:
                 info.drawer_count = stats.drawers
                 info.search_defaults.CopyFrom(stats.search_defaults)
         return info
 
     async def _live_stats(
-        self, principal: Principal, name: str
+        self, principal: Principal, info: gateway_pb2.StoreInfo
     ) -> retrieval_pb2.StatsResponse | None:
-        """The retrieval tier's stats of a store; None (and a warning) when it cannot answer:
-        the registry entry is still worth showing."""
+        """The retrieval tier's stats of a store; None when it cannot answer (the registry
+        entry is still worth showing): a tier that is down is a warning in the log, a store it
+        refuses is said in the entry (`attention`)."""
+        name = info.spec.name
         stats = retrieval_pb2.StatsRequest(store=common_pb2.StoreContext(name=name))
         try:
             answer: retrieval_pb2.StatsResponse = await self._store_call(
@@ -132,6 +140,9 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
             )
         except Unavailable as error:
             logger.warning("no live figures for store %s: %s", name, error.message)
+            return None
+        except FailedPrecondition as error:
+            info.attention = error.message
             return None
         return answer
 

@@ -50,6 +50,7 @@ class Tiers:
     corpus_queue: str
     authoring_queue: str
     redis_url: str
+    retrieval_root: Path | None = None  # the retrieval tier's data (a store's files are there)
 
 
 @pytest.fixture(scope="session")
@@ -106,6 +107,7 @@ async def tiers(
         corpus_queue=corpus_queue,
         authoring_queue=authoring_queue,
         redis_url=redis_url,
+        retrieval_root=root / "retrieval",
     )
 
     await authoring_tier.stop(0.5)

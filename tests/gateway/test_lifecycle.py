@@ -3,9 +3,12 @@ applied and undone, each route and its tier from the operation table."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
-from tests.gateway.conftest import Api
+from services.runtime.embedding import RECORD
+from tests.gateway.conftest import Api, Tiers
 
 SAME = (
     "The Architect decided that the API returns 404 for missing drawers.",
@@ -88,3 +91,39 @@ async def test_prime_and_a_consolidation_round_trip_over_rest(api: Api, store_na
         headers=await api.as_tier("write", store_name),
     )
     assert bad.status_code == 422 and "min_similarity" in bad.json()["error"]["message"]
+
+
+async def test_a_store_of_another_model_is_shown_with_what_to_do_and_reembedded(
+    api: Api, tiers: Tiers, store_name: str
+) -> None:
+    await api.create_store(store_name)
+    assert tiers.retrieval_root is not None
+    folder = tiers.retrieval_root / store_name
+    folder.mkdir(parents=True)
+    (folder / RECORD).write_text(
+        json.dumps({"model": "bge-small-en", "fingerprint": "0" * 32, "dimension": 384})
+    )
+    shown = await api.client.get(f"/v1/stores/{store_name}", headers=api.admin)
+    assert shown.status_code == 200, "the registry entry is still shown"
+    assert "bge-small-en" in shown.json()["attention"] and "/reembed" in shown.json()["attention"]
+    listed = await api.client.get("/v1/stores", headers=api.admin)
+    assert listed.status_code == 200, "one refused store does not break the listing"
+    refused = await api.client.post(
+        f"/v1/stores/{store_name}/search", json={"query": "anything"}, headers=api.admin
+    )
+    assert refused.status_code == 412, refused.text
+
+    not_admin = await api.client.post(
+        f"/v1/stores/{store_name}/reembed", headers=await api.as_tier("write", store_name)
+    )
+    assert not_admin.status_code == 403
+    began = await api.client.post(f"/v1/stores/{store_name}/reembed", headers=api.admin)
+    assert began.status_code == 200 and began.json()["state"] in ("running", "done"), began.text
+    for _ in range(100):
+        stats = await api.client.get(f"/v1/stores/{store_name}/stats", headers=api.admin)
+        if stats.json().get("reembed", {}).get("state") == "done":
+            break
+        await asyncio.sleep(0.05)
+    assert stats.json()["reembed"]["state"] == "done", stats.text
+    shown = await api.client.get(f"/v1/stores/{store_name}", headers=api.admin)
+    assert shown.json()["attention"] == ""
