@@ -126,6 +126,18 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
                 info.search_defaults.CopyFrom(stats.search_defaults)
         return info
 
+    async def reembed_store(
+        self, principal: Principal, request: common_pb2.ReembedStoreRequest
+    ) -> gateway_pb2.ReembedStoreResponse:
+        """Both tiers that keep vectors rebuild theirs with the model in force: the retrieval
+        tier its drawers (in the background, progress in its stats), the corpus tier its raw
+        and source chunks (a job)."""
+        drawers = await self._store_call(
+            principal, "reembed_store", request, self._tiers.retrieval.ReembedStore
+        )
+        raw = await call(self._tiers.corpus.ReembedStore, request)  # the store filled in above
+        return gateway_pb2.ReembedStoreResponse(drawers=drawers, raw=raw)
+
     async def _live_stats(
         self, principal: Principal, info: gateway_pb2.StoreInfo
     ) -> retrieval_pb2.StatsResponse | None:

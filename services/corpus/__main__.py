@@ -7,6 +7,7 @@ import asyncio
 
 from services.corpus.deps import CorpusDeps
 from services.corpus.ingest import INGEST_KIND, ingest_handler
+from services.corpus.reembed import REEMBED_KIND, reembed_handler
 from services.corpus.server import create_server
 from services.corpus.settings import CorpusSettings
 from services.corpus.store import corpus_registry
@@ -36,7 +37,10 @@ def build_worker(deps: CorpusDeps) -> JobWorker:
     return JobWorker(
         deps.settings.redis_url,
         deps.settings.job_queue,
-        {INGEST_KIND: ingest_handler(deps.stores, deps.embedder, deps.chunk_options)},
+        {
+            INGEST_KIND: ingest_handler(deps.stores, deps.embedder, deps.chunk_options),
+            REEMBED_KIND: reembed_handler(deps.stores, deps.embedder),
+        },
         max_jobs=deps.settings.ingest_concurrency,
         lease_s=deps.settings.job_lease_s,
     )

@@ -14,6 +14,7 @@ from engram.v1 import common_pb2, corpus_pb2
 from services.corpus.store import CorpusStore
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
+from services.runtime.embedding import reembedding_notice
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.fusion import FusedHit
 from services.runtime.paging import page_offset, page_token
@@ -149,7 +150,11 @@ async def search_raw(
         "origin_kind": request.origin_kind,
         "file_id": request.file_id,
     }
-    if request.hybrid:
+    notice = ""
+    if store.reembedding_to is not None:
+        notice = reembedding_notice(store.reembedding_to)
+        hits = await asyncio.to_thread(store.raw.keyword_only, request.query, limit=limit, **scope)
+    elif request.hybrid:
         depth = max(limit, RAW_CANDIDATE_DEPTH)
         hits = await asyncio.to_thread(
             store.raw.search_fused, vector, request.query, limit=limit, depth=depth, **scope
@@ -159,6 +164,7 @@ async def search_raw(
         hits = [FusedHit(i, similarity, similarity, False) for i, similarity in dense]
     chunks = {c.id: c for c in store.raw.get([hit.id for hit in hits])}
     return corpus_pb2.SearchRawResponse(
+        notice=notice,
         results=[
             corpus_pb2.RawHit(
                 chunk=chunks[hit.id],
@@ -168,7 +174,7 @@ async def search_raw(
             )
             for hit in hits
             if hit.id in chunks
-        ]
+        ],
     )
 
 

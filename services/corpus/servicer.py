@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 import grpc
 from engram.v1 import common_pb2, corpus_pb2, corpus_pb2_grpc
 
-from services.corpus import documents, files, memories
+from services.corpus import documents, files, memories, reembed
 from services.corpus.core import validate_folder_path
 from services.corpus.deps import CorpusDeps
 from services.corpus.ingest import INGEST_KIND, check_ingest_request
@@ -206,6 +206,13 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         return await documents.query_document(
             store, self._deps.embedder, request, self._deps.settings.query_document_budget
         )
+
+    async def ReembedStore(
+        self, request: common_pb2.ReembedStoreRequest, context: Context
+    ) -> common_pb2.Job:
+        validate_store_name(request.store.name)
+        record = await reembed.start(self._deps.stores, self._deps.jobs, request)
+        return job_to_proto(record)
 
     async def DropStore(
         self, request: common_pb2.DropStoreRequest, context: Context

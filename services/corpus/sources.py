@@ -12,6 +12,7 @@ from services.corpus.core import validate_folder_path
 from services.corpus.store import CorpusStore
 from services.corpus.store.source import SourceChunk, chunk_source
 from services.embedder.client import EmbedderClient
+from services.runtime.embedding import reembedding_notice
 from services.runtime.errors import InvalidInput, PermissionDenied, TooLarge
 from services.runtime.queries import check_query_text, result_limit
 
@@ -135,7 +136,13 @@ async def search_source(
     check_query_text(request.query)
     limit = result_limit(request.n_results, default=10, maximum=100)
     vector = await embedder.embed_query(request.query)
-    if request.hybrid:
+    notice = ""
+    if store.reembedding_to is not None:
+        notice = reembedding_notice(store.reembedding_to)
+        hits = await asyncio.to_thread(
+            store.source.keyword_only, request.query, limit=limit, source=request.source
+        )
+    elif request.hybrid:
         depth = max(limit, SOURCE_CANDIDATE_DEPTH)
         hits = await asyncio.to_thread(
             store.source.search_fused,
@@ -151,6 +158,7 @@ async def search_source(
         )
     chunks = await asyncio.to_thread(store.source.get, [hit.id for hit in hits])
     return corpus_pb2.SearchSourceResponse(
+        notice=notice,
         results=[
             corpus_pb2.SourceHit(
                 path=chunks[hit.id].path,
@@ -164,5 +172,5 @@ async def search_source(
             )
             for hit in hits
             if hit.id in chunks
-        ]
+        ],
     )

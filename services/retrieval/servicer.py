@@ -174,7 +174,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         )
 
     async def ReembedStore(
-        self, request: retrieval_pb2.ReembedStoreRequest, context: Context
+        self, request: common_pb2.ReembedStoreRequest, context: Context
     ) -> retrieval_pb2.ReembedStatus:
         # Admin only: the gateway's operation table says so (as for every tier operation).
         view = convert.store_view(request.store)

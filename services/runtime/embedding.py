@@ -82,24 +82,9 @@ def reembedding(root: Path) -> EmbeddingIdentity | None:
     return _identity(target) if target else None
 
 
-# How a store made with another model gets back to a consistent state, per tier (`{store}`
-# is the store's name).
-REEMBED_REMEDY: Final = (
-    "Re-embed the store with the model in force (an admin's POST /v1/stores/{store}/reembed: "
-    "reads go on, keyword matches only, until it is done), or serve the store's model again "
-    "(ENGRAM_EMBEDDER_MODEL)."
-)
-REINGEST_REMEDY: Final = (
-    "Its raw memories are not re-embedded in place yet: ingest its files again into a new "
-    "store, or serve the store's model again (ENGRAM_EMBEDDER_MODEL)."
-)
-
-
-def check_store_embedding(
-    root: Path, store: str, current: EmbeddingIdentity, remedy: str = REEMBED_REMEDY
-) -> None:
+def check_store_embedding(root: Path, store: str, current: EmbeddingIdentity) -> None:
     """Record `current` for a store opened the first time; pass one made with it or being
-    moved to it; refuse one made with another, saying `remedy`."""
+    moved to it; refuse one made with another."""
     record = root / RECORD
     if not record.is_file():
         _write(record, asdict(current))
@@ -113,7 +98,10 @@ def check_store_embedding(
         f"store {store!r} holds vectors made by {recorded.model} ({recorded.dimension}-d, "
         f"fingerprint {recorded.fingerprint[:12]}) but the embedder now serves "
         f"{current.model} ({current.dimension}-d, fingerprint {current.fingerprint[:12]}); "
-        "vectors of two models cannot be compared. " + remedy.replace("{store}", store),
+        "vectors of two models cannot be compared. Re-embed the store with the model in "
+        f"force (an admin's POST /v1/stores/{store}/reembed: drawers, raw and source chunks; "
+        "reads go on, keyword matches only, until it is done), or serve the store's model "
+        "again (ENGRAM_EMBEDDER_MODEL).",
         field="store",
     )
 
@@ -135,3 +123,11 @@ def begin_reembed(root: Path, current: EmbeddingIdentity) -> bool:
 def finish_reembed(root: Path, current: EmbeddingIdentity) -> None:
     """Every vector of the store is of `current` now: it becomes the store's model."""
     _write(root / RECORD, asdict(current))
+
+
+def reembedding_notice(target: EmbeddingIdentity) -> str:
+    """What a search answered without vectors says (a store being moved to `target`)."""
+    return (
+        f"this store is being re-embedded for {target.model}: results are keyword matches "
+        "only until it is done"
+    )

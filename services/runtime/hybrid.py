@@ -175,6 +175,34 @@ class HybridCollection:
         bm25 = {hit.id: hit.score for hit in keyword.hits if hit.id in dense}
         return fuse_hits(dense, bm25, keyword.reference, limit)
 
+    def keyword_only(
+        self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None
+    ) -> list[FusedHit]:
+        """The keyword engine alone, as fused hits (score: BM25 over the query's reference,
+        no cosine): what a collection whose vectors are being rebuilt can answer."""
+        keyword = self.keyword_search(text, limit=limit, allowed_ids=allowed_ids)
+        reference = keyword.reference or 1.0
+        return [FusedHit(hit.id, hit.score / reference, 0.0, True) for hit in keyword.hits]
+
+    def replace_vectors(
+        self,
+        vectors: Mapping[str, tuple[str, npt.NDArray[np.float32]]],
+        text_of: Callable[[Payload], str],
+    ) -> int:
+        """New vectors for points whose text is still what was embedded (id → (text,
+        vector)); a point rewritten or deleted meanwhile is left as it is (its own write gave
+        it a vector). Returns how many were replaced."""
+        with self.lock:
+            current = dict(self.retrieve(list(vectors)))
+            points = [
+                VectorPoint(i, vectors[i][1], payload)
+                for i, payload in current.items()
+                if text_of(payload) == vectors[i][0]
+            ]
+            if points:
+                self.vectors.upsert(self.collection, points)
+            return len(points)
+
     def keyword_search(
         self, text: str, *, limit: int, allowed_ids: Sequence[str] | None = None
     ) -> KeywordHits:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from services.runtime.embedding import REEMBED_REMEDY, EmbeddingIdentity, check_store_embedding
+from services.runtime.embedding import EmbeddingIdentity, check_store_embedding
 from services.runtime.errors import InvalidInput, Unavailable
 
 STORE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}\Z")
@@ -49,10 +49,8 @@ class OpenStores(Generic[T]):
         opener: Callable[[Path, int], T],
         *,
         needs_dimension: bool = True,
-        remedy: str = REEMBED_REMEDY,
     ) -> None:
         self._root = data_root
-        self._remedy = remedy  # what a store made with another model is told to do
         self._opener = opener
         self._dimension: int | None = None if needs_dimension else 0
         self._embedding: EmbeddingIdentity | None = None
@@ -88,9 +86,7 @@ class OpenStores(Generic[T]):
                 if self._dimension is None:
                     raise Unavailable("this tier is waiting for the embedder; retry shortly")
                 if self._embedding is not None:
-                    check_store_embedding(
-                        store_dir(self._root, name), name, self._embedding, self._remedy
-                    )
+                    check_store_embedding(store_dir(self._root, name), name, self._embedding)
                 opened = self._open[name] = self._opener(
                     store_dir(self._root, name), self._dimension
                 )

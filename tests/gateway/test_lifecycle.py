@@ -118,7 +118,10 @@ async def test_a_store_of_another_model_is_shown_with_what_to_do_and_reembedded(
     )
     assert not_admin.status_code == 403
     began = await api.client.post(f"/v1/stores/{store_name}/reembed", headers=api.admin)
-    assert began.status_code == 200 and began.json()["state"] in ("running", "done"), began.text
+    assert began.status_code == 200, began.text
+    assert began.json()["drawers"]["state"] in ("running", "done"), began.text
+    raw_job = await api.wait_job(began.json()["raw"]["id"])
+    assert raw_job["state"] == "JOB_STATE_DONE", raw_job
     for _ in range(100):
         stats = await api.client.get(f"/v1/stores/{store_name}/stats", headers=api.admin)
         if stats.json().get("reembed", {}).get("state") == "done":

@@ -12,7 +12,7 @@ from services.corpus.store.blobs import BlobStore
 from services.corpus.store.catalog import Catalog, FileRecord
 from services.corpus.store.raw import RawStore
 from services.corpus.store.source import SourceStore
-from services.runtime.embedding import REINGEST_REMEDY
+from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.fts import FtsIndex
 from services.runtime.stores import OpenStores
 from services.runtime.vectorstore import VectorStore, open_vector_store
@@ -30,6 +30,9 @@ class CorpusStore:
     vectors: VectorStore
     # Serialises whole-file operations (ingest, delete, move) per store.
     lock: threading.RLock
+    # The model the vectors are being rebuilt for (services.corpus.reembed); until it is
+    # done, raw and source searches leave the vectors alone.
+    reembedding_to: EmbeddingIdentity | None = None
 
     @classmethod
     def open(
@@ -57,6 +60,7 @@ class CorpusStore:
             source=SourceStore(vectors, source_keywords, dimension, f"{prefix}source"),
             vectors=vectors,
             lock=threading.RLock(),
+            reembedding_to=reembedding(root),
         )
 
     def close(self) -> None:
@@ -81,4 +85,4 @@ def corpus_registry(
             root, dimension, backend=backend, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key
         )
 
-    return OpenStores(data_root, open_store, remedy=REINGEST_REMEDY)
+    return OpenStores(data_root, open_store)

@@ -221,6 +221,27 @@ class RawStore:
             ),
         )
 
+    def keyword_only(
+        self,
+        text: str,
+        *,
+        limit: int,
+        session_id: str = "",
+        origin_kind: str = "",
+        file_id: str = "",
+    ) -> list[FusedHit]:
+        """The keyword index alone (while the vectors are rebuilt for another model)."""
+        return self.collection.keyword_only(
+            text,
+            limit=limit,
+            allowed_ids=self._allowed_ids(
+                session_id=session_id, origin_kind=origin_kind, file_id=file_id
+            ),
+        )
+
+    def ids(self) -> list[str]:
+        return list(self._meta)
+
     def _allowed_ids(
         self, *, session_id: str = "", origin_kind: str = "", file_id: str = ""
     ) -> list[str] | None:

@@ -156,6 +156,15 @@ class SourceStore:
             allowed_ids=self._ids_of(source) if source else None,
         )
 
+    def keyword_only(self, text: str, *, limit: int, source: str = "") -> list[FusedHit]:
+        """The keyword index alone (while the vectors are rebuilt for another model)."""
+        return self.collection.keyword_only(
+            text, limit=limit, allowed_ids=self._ids_of(source) if source else None
+        )
+
+    def ids(self) -> list[str]:
+        return list(self._source_of)
+
     def get(self, ids: Sequence[str]) -> dict[str, SourceChunk]:
         return {i: _chunk(p) for i, p in self.collection.retrieve(ids)}
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import grpc
 import pytest
-from engram.v1 import corpus_pb2
+from engram.v1 import common_pb2, corpus_pb2
 
 from services.corpus.ingest import INGEST_KIND
-from services.runtime.job_proto import job_payload
+from services.runtime.embedding import RECORD, begin_reembed
+from services.runtime.job_proto import job_payload, job_to_proto
 from tests.services.corpus.conftest import STORE, RunningCorpus
 
 MARKDOWN = (
@@ -177,8 +179,6 @@ async def test_a_corrupt_pdf_fails_alone_and_the_job_goes_on(corpus: RunningCorp
 
 
 async def test_ingest_of_unknown_files_is_refused(corpus: RunningCorpus) -> None:
-    import grpc
-
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await corpus.stub.IngestFiles(
             corpus_pb2.IngestFilesRequest(store=STORE, file_ids=["f_missing"])
@@ -202,3 +202,49 @@ async def test_a_replayed_ingest_of_a_deleted_file_brings_nothing_back(
     record = await corpus.wait_job(replay.id)
     assert [(e.item_id, e.code) for e in record.errors] == [(md.id, "not_found")], record
     assert corpus.deps.stores.get(STORE.name).raw.count() == 0
+
+
+async def test_a_corpus_store_of_another_model_is_refused_then_reembedded(
+    corpus: RunningCorpus,
+) -> None:
+    """Raw chunks made with another model: raw search is refused with the way out; the
+    re-embed job rebuilds them (keyword matches meanwhile) and the model in force is the
+    store's again."""
+    md = await corpus.upload("engram.md", MARKDOWN)
+    await _ingest(corpus, [md.id])
+    chunks = corpus.deps.stores.get(STORE.name).raw.count()
+    corpus.deps.stores.close()  # as after a restart with another model
+    record = corpus.deps.stores.folder(STORE.name) / RECORD
+    served = json.loads(record.read_text())
+    record.write_text(json.dumps({**served, "model": "bge-small-en", "fingerprint": "0" * 32}))
+    query = corpus_pb2.SearchRawRequest(store=STORE, query="how are vectors stored?")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await corpus.stub.SearchRaw(query)
+    assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert "/reembed" in (refused.value.details() or "")
+
+    store = corpus.deps.stores
+    await store_moving(corpus)  # while it runs: keyword matches, said so
+    job = await corpus.stub.ReembedStore(common_pb2.ReembedStoreRequest(store=STORE))
+    done = await corpus.wait_job(job.id)
+    assert done.state == "done", done
+    assert job_to_proto(done).reembed.raw_chunks == chunks
+    assert json.loads(record.read_text()) == served
+    answer = await corpus.stub.SearchRaw(query)
+    assert answer.results and not answer.notice
+    assert store.get(STORE.name).reembedding_to is None
+
+
+async def store_moving(corpus: RunningCorpus) -> None:
+    """A store being re-embedded answers raw searches from its keyword index, with a notice."""
+    folder = corpus.deps.stores.folder(STORE.name)
+    identity = corpus.deps.stores.embedding
+    assert identity is not None
+    begin_reembed(folder, identity)
+    opened = corpus.deps.stores.get(STORE.name)
+    opened.reembedding_to = identity
+    answer = await corpus.stub.SearchRaw(
+        corpus_pb2.SearchRawRequest(store=STORE, query="Qdrant", hybrid=True)
+    )
+    assert "re-embedded" in answer.notice and answer.results
+    assert all(hit.keyword_hit and hit.similarity == 0.0 for hit in answer.results)

@@ -9,7 +9,6 @@ import pytest
 
 from services.runtime.embedding import (
     RECORD,
-    REINGEST_REMEDY,
     EmbeddingIdentity,
     begin_reembed,
     check_store_embedding,
@@ -78,13 +77,3 @@ def test_a_store_being_moved_to_the_model_in_force_opens_until_it_is_done(tmp_pa
     assert not begin_reembed(tmp_path / "s", other), "already of that model"
     with pytest.raises(FailedPrecondition):
         check_store_embedding(tmp_path / "s", "s", MINILM)
-
-
-def test_each_tier_says_its_own_way_out(tmp_path: Path) -> None:
-    check_store_embedding(tmp_path / "c", "c", MINILM)
-    stores: OpenStores[Path] = OpenStores(tmp_path, lambda root, dim: root, remedy=REINGEST_REMEDY)
-    stores.set_embedding("bge-small", "a" * 32, 384)
-    with pytest.raises(FailedPrecondition) as refused:
-        stores.get("c")
-    assert "ingest its files again" in refused.value.message
-    assert "/reembed" not in refused.value.message
