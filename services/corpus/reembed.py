@@ -19,7 +19,7 @@ from engram.v1 import common_pb2
 from services.corpus.store import CorpusStore
 from services.embedder.client import EmbedderClient
 from services.runtime.embedding import begin_reembed, finish_reembed
-from services.runtime.errors import Unavailable
+from services.runtime.errors import FailedPrecondition
 from services.runtime.hybrid import HybridCollection, Payload
 from services.runtime.job_proto import job_payload, job_result
 from services.runtime.jobs import JobContext, JobQueue, JobRecord
@@ -43,7 +43,10 @@ async def start(
     """Point the store at the model in force and queue the job that rebuilds its vectors."""
     identity = stores.embedding
     if identity is None:
-        raise Unavailable("the embedder has not said which model it serves yet; retry")
+        raise FailedPrecondition(
+            "this tier does not know which model its embedder serves (the embedder gave no "
+            "fingerprint), so its stores record no model and there is nothing to re-embed for"
+        )
     name = request.store.name
     moving = await asyncio.to_thread(begin_reembed, stores.folder(name), identity)
     store = await asyncio.to_thread(stores.get, name)

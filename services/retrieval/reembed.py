@@ -25,7 +25,7 @@ from engram.v1 import retrieval_pb2
 from services.embedder.client import EmbedderClient
 from services.retrieval.pool import DrawerPool, PoolRegistry
 from services.runtime.embedding import EmbeddingIdentity, begin_reembed, finish_reembed
-from services.runtime.errors import Unavailable
+from services.runtime.errors import FailedPrecondition
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,10 @@ class Reembeds:
         build)."""
         identity = pools.embedding
         if identity is None:
-            raise Unavailable("the embedder has not said which model it serves yet; retry")
+            raise FailedPrecondition(
+            "this tier does not know which model its embedder serves (the embedder gave no "
+            "fingerprint), so its stores record no model and there is nothing to re-embed for"
+        )
         running = self._runs.get(store)
         if running is not None and running.state == "running":
             return running.proto()

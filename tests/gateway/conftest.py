@@ -68,7 +68,8 @@ async def tiers(
         StorageSettings(vector_backend="edge"),
         corpus_embedder,
     )
-    corpus_deps.stores.set_dimension((await corpus_embedder.info()).dimension)
+    info = await corpus_embedder.info()
+    corpus_deps.stores.set_embedding(info.model, info.fingerprint, info.dimension)
     await corpus_deps.jobs.connect()
     corpus_worker = build_corpus_worker(corpus_deps)
     corpus_task = asyncio.create_task(corpus_worker.run())

@@ -147,7 +147,7 @@ async def test_a_store_made_with_another_model_is_refused_then_reembedded(
         assert "bge-small-en" in details and "/v1/stores/test/reembed" in details, details
 
         began = await running.stub.ReembedStore(
-            retrieval_pb2.ReembedStoreRequest(store=running.store())
+            common_pb2.ReembedStoreRequest(store=running.store())
         )
         assert began.state in ("running", "done") and began.model == served["model"]
         for _ in range(200):
