@@ -85,9 +85,9 @@ class Reembeds:
         identity = pools.embedding
         if identity is None:
             raise FailedPrecondition(
-            "this tier does not know which model its embedder serves (the embedder gave no "
-            "fingerprint), so its stores record no model and there is nothing to re-embed for"
-        )
+                "this tier does not know which model its embedder serves (the embedder gave no "
+                "fingerprint), so its stores record no model and there is nothing to re-embed for"
+            )
         running = self._runs.get(store)
         if running is not None and running.state == "running":
             return running.proto()
