@@ -40,7 +40,12 @@ from services.retrieval.core.constants import (
     RESULT_RELEVANCE_MARGIN,
 )
 from services.retrieval.core.links import MAX_DEPTH
-from services.retrieval.core.supersession import Supersession, inherit, supersession_of
+from services.retrieval.core.supersession import (
+    Supersession,
+    in_chain_order,
+    inherit,
+    supersession_of,
+)
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.errors import InvalidInput
@@ -278,6 +283,11 @@ class SearchEngine:
         chosen = select(ranking, n_results, min_score)
         scored = time.perf_counter()
 
+        if intent in DEPRECATED_VISIBLE_INTENTS and binding.superseded_by:
+            # A history answer tells each chain in the order it happened.
+            by_candidate = {s.candidate.id: s for s in chosen}
+            told = in_chain_order([s.candidate.id for s in chosen], binding)
+            chosen = [by_candidate[i] for i in told]
         drawers = await asyncio.to_thread(pool.get_many, [s.candidate.id for s in chosen])
         by_id = {d.id: d for d in drawers}
         hits = [

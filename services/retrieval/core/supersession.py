@@ -8,7 +8,7 @@ the withheld drawer's match to the query: `inherit`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from services.retrieval.core.links import MAX_DEPTH, Link
@@ -73,3 +73,44 @@ def inherit(successor: Candidate, superseded: Candidate, *, least: float) -> Can
     if superseded.similarity < least or superseded.similarity <= successor.similarity:
         return successor
     return replace(successor, similarity=superseded.similarity)
+
+
+def in_chain_order(ranked: Sequence[str], binding: Supersession) -> list[str]:
+    """`ranked` ids with each supersession chain among them told in the order it happened:
+    a drawer comes after every drawer it (transitively) supersedes, in the places the
+    chain's members already hold; everything else keeps its rank. What a history question
+    reads: how the decision changed, not only which versions match best."""
+    rank = {drawer: n for n, drawer in enumerate(ranked)}
+    parent = {drawer: drawer for drawer in ranked}
+
+    def root(drawer: str) -> str:
+        while parent[drawer] != drawer:
+            parent[drawer] = parent[parent[drawer]]
+            drawer = parent[drawer]
+        return drawer
+
+    for drawer in ranked:  # a chain: the ranked drawers joined by supersedes links
+        for older in binding.supersedes.get(drawer, ()):
+            if older in rank:
+                parent[root(drawer)] = root(older)
+
+    def replaced(drawer: str) -> int:
+        seen: set[str] = set()
+        stack = [d for d in binding.supersedes.get(drawer, ()) if d in rank]
+        while stack:
+            older = stack.pop()
+            if older not in seen:
+                seen.add(older)
+                stack.extend(d for d in binding.supersedes.get(older, ()) if d in rank)
+        return len(seen)
+
+    chains: dict[str, list[str]] = {}
+    for drawer in ranked:
+        chains.setdefault(root(drawer), []).append(drawer)
+    ordered = list(ranked)
+    for members in chains.values():
+        if len(members) > 1:
+            told = sorted(members, key=lambda d: (replaced(d), rank[d]))
+            for place, drawer in zip(sorted(rank[m] for m in members), told, strict=True):
+                ordered[place] = drawer
+    return ordered

@@ -192,6 +192,8 @@ async def test_supersession_binds_outside_history_and_shows_the_chain_in_it(
     shown = {h.drawer.id: h for h in history}
     assert {"cap-3", "cap-5"} <= set(shown), "history shows both"
     assert list(shown["cap-3"].superseded_by) == ["cap-5"]
+    told = [h.drawer.id for h in history if h.drawer.id in ("cap-3", "cap-5")]
+    assert told == ["cap-3", "cap-5"], "the chain in the order it happened"
 
     april = to_timestamp(datetime(2026, 4, 1, tzinfo=UTC))
     assert "cap-3" in [h.drawer.id for h in await _search(retrieval, "planning", as_of=april)]

@@ -1,12 +1,13 @@
 """A successor standing in for the drawer it supersedes takes over that drawer's match to the
-query, and only when that drawer answered the query."""
+query, and only when that drawer answered the query; a history answer tells each chain in
+order."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from services.retrieval.core.scoring import Candidate
-from services.retrieval.core.supersession import inherit
+from services.retrieval.core.supersession import Supersession, in_chain_order, inherit
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
 
@@ -34,3 +35,13 @@ def test_the_successor_takes_the_older_drawers_cosine_when_it_answered() -> None
 def test_a_near_miss_passes_nothing_and_a_better_match_is_kept() -> None:
     assert inherit(cand("new", 0.20), cand("old", 0.40), least=0.45).similarity == 0.20
     assert inherit(cand("new", 0.80), cand("old", 0.70), least=0.45).similarity == 0.80
+
+
+def test_a_history_answer_tells_each_chain_in_the_order_it_happened() -> None:
+    # c supersedes b supersedes a; x is unrelated. Ranked by match: b, x, c, a.
+    binding = Supersession(
+        superseded_by={"a": ("b",), "b": ("c",)},
+        supersedes={"b": ("a",), "c": ("b",)},
+    )
+    assert in_chain_order(["b", "x", "c", "a"], binding) == ["a", "x", "b", "c"]
+    assert in_chain_order(["x", "y"], binding) == ["x", "y"], "no chain, no change"
