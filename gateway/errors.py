@@ -32,6 +32,12 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
+def error_text(error: EngramError) -> str:
+    """A refusal as one line an agent reads: "code: message (field: f)"."""
+    where = f" (field: {error.field})" if error.field else ""
+    return f"{error.code}: {error.message}{where}"
+
+
 def error_response(error: EngramError) -> JSONResponse:
     """The HTTP answer for a domain error."""
     status = (

@@ -28,10 +28,11 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
+from gateway.errors import error_text
 from gateway.mcp import framing
 from gateway.protojson import to_json
 from services.runtime.errors import EngramError
-from services.vocabulary import COMPANION_LIBRARY, DEFAULT_LIBRARY, TypeLibrary, library_for
+from services.vocabulary import MODES, TypeLibrary, library_for
 
 SESSION_START: Final = "engram_session_start"
 JSON_MIME: Final = "application/json"
@@ -39,7 +40,6 @@ INVALID_PARAMS: Final = -32602  # JSON-RPC: the request's parameters are wrong
 
 # Fields of SearchDefaults the vocabulary already lists.
 _LISTED: Final = ("library", "memory_types", "intents")
-_LIBRARIES: Final = {library.name: library for library in (DEFAULT_LIBRARY, COMPANION_LIBRARY)}
 _MODE_URI: Final = re.compile(r"engram://vocabulary/(?P<mode>[a-z]+)\Z")
 _STORE_URI: Final = re.compile(r"engram://stores/(?P<store>[^/]+)/(?P<what>vocabulary|rooms)\Z")
 
@@ -70,7 +70,7 @@ RESOURCES: Final = [
         description=f"The {library.name} type library: what memory_type and intent take.",
         mime_type=JSON_MIME,
     )
-    for library in _LIBRARIES.values()
+    for library in map(library_for, MODES)
 ]
 
 TEMPLATES: Final = [
@@ -103,8 +103,7 @@ def vocabulary(library: TypeLibrary) -> dict[str, Any]:
 
 
 def _refused(error: EngramError) -> MCPError:
-    where = f" (field: {error.field})" if error.field else ""
-    return MCPError(INVALID_PARAMS, f"{error.code}: {error.message}{where}")
+    return MCPError(INVALID_PARAMS, error_text(error))
 
 
 Call = Callable[[str, Any], Awaitable[Any]]
@@ -169,12 +168,9 @@ async def read(gateway: Gateway, principal: Principal | None, uri: str) -> types
     """One resource by URI (the vocabularies, or a store's vocabulary or rooms)."""
     mode = _MODE_URI.match(uri)
     if mode is not None:
-        library = _LIBRARIES.get(mode["mode"])
-        if library is None:
-            raise MCPError(
-                INVALID_PARAMS, f"not_found: no mode {mode['mode']!r} ({sorted(_LIBRARIES)})"
-            )
-        return _json(uri, vocabulary(library))
+        if mode["mode"] not in MODES:
+            raise MCPError(INVALID_PARAMS, f"not_found: no mode {mode['mode']!r} ({list(MODES)})")
+        return _json(uri, vocabulary(library_for(mode["mode"])))
     found = _STORE_URI.match(uri)
     if found is None:
         raise MCPError(

@@ -45,7 +45,7 @@ from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal
 from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
-from gateway.errors import error_response
+from gateway.errors import error_response, error_text
 from gateway.mcp import framing, recollection
 from gateway.mcp.tools import (
     MAX_MCP_BODY_BYTES,
@@ -85,11 +85,6 @@ def tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
-
-
-def _error_text(error: EngramError) -> str:
-    where = f" (field: {error.field})" if error.field else ""
-    return f"{error.code}: {error.message}{where}"
 
 
 class EngramTools:
@@ -223,7 +218,7 @@ class EngramTools:
                 spec.result(answer) if spec.result is not None else to_json(answer, compact=True)
             )
         except EngramError as error:
-            return tool_error(_error_text(error))
+            return tool_error(error_text(error))
         except Exception:
             logger.exception("MCP tool %s failed", name)
             return tool_error("internal: the gateway failed to answer; the error is logged")

@@ -18,8 +18,11 @@ from services.vocabulary.enums import PIN_NAMES
 PACK_CANDIDATES = 50
 
 
-def budget_for(deps: RetrievalDeps, store: common_pb2.StoreContext, asked: int) -> int:
-    """The caller's token budget: asked for, or the tier default. Tiers govern context budget."""
+def budget_for(
+    deps: RetrievalDeps, store: common_pb2.StoreContext, asked: int, default: int | None = None
+) -> int:
+    """The caller's token budget: asked for (within the limit), else `default`, else the
+    tier's context-pack budget. Tiers govern context budget."""
     settings = deps.settings
     if asked:
         if asked > settings.max_pack_budget:
@@ -28,6 +31,8 @@ def budget_for(deps: RetrievalDeps, store: common_pb2.StoreContext, asked: int) 
                 field="token_budget",
             )
         return asked
+    if default is not None:
+        return default
     return {
         common_pb2.CALLER_TIER_ADMIN: settings.pack_budget_admin,
         common_pb2.CALLER_TIER_WRITE: settings.pack_budget_write,

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from engram.v1 import retrieval_pb2
 
 from services.retrieval import convert
-from services.retrieval.context_pack import pack_candidate, session_proto
+from services.retrieval.context_pack import budget_for, pack_candidate, session_proto
 from services.retrieval.core.packing import build_pack
 from services.retrieval.core.priming import (
     DEFAULT_PRIME_RESULTS,
@@ -35,15 +35,6 @@ CONTEXT_CANDIDATES = 30
 # Standing drawers read per source (pinned, canonical, ambient): this many per place asked.
 CANDIDATES_PER_RESULT = 4
 MIN_CANDIDATES = 20
-
-
-def _budget(deps: RetrievalDeps, asked: int) -> int:
-    if asked > deps.settings.max_pack_budget:
-        raise InvalidInput(
-            f"token_budget {asked} is over the limit of {deps.settings.max_pack_budget}",
-            field="token_budget",
-        )
-    return asked or deps.settings.prime_budget
 
 
 def _by_salience(metas: list[DrawerMeta], now: datetime, limit: int) -> list[DrawerMeta]:
@@ -102,7 +93,9 @@ async def prime(
             f"n_results is {n}; a session start takes at most {MAX_PRIME_RESULTS}",
             field="n_results",
         )
-    budget = _budget(deps, request.token_budget)
+    budget = budget_for(
+        deps, request.store, request.token_budget, default=deps.settings.prime_budget
+    )
     # Enough per source for diversity to choose from; a pool of thousands of pinned or signed
     # drawers is never read whole.
     limit = max(CANDIDATES_PER_RESULT * n, MIN_CANDIDATES)

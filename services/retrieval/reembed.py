@@ -120,7 +120,7 @@ class Reembeds:
                     vectors = await embedder.embed([d.content for d in drawers])
                     await asyncio.to_thread(
                         pool.replace_vectors,
-                        {d.id: (d.content_hash, vectors[i]) for i, d in enumerate(drawers)},
+                        {d.id: (d.content, vectors[i]) for i, d in enumerate(drawers)},
                     )
                 run.done = min(run.total, start + BATCH)
             await asyncio.to_thread(finish_reembed, pools.folder(run.store), run.to)

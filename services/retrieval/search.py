@@ -48,6 +48,7 @@ from services.retrieval.core.supersession import (
 )
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
+from services.runtime.embedding import reembedding_notice
 from services.runtime.errors import InvalidInput
 from services.runtime.queries import check_query_text
 from services.vocabulary import DEFAULT_MODE, TypeLibrary, library_for
@@ -229,10 +230,7 @@ class SearchEngine:
                 ranker=RANKER_KEYWORD,
                 min_score=spec.min_score if spec.min_score is not None else 0.0,
             )
-            notice = (
-                f"store {store.name!r} is being re-embedded for {pool.reembedding_to.model}: "
-                "results are keyword matches only until it is done"
-            )
+            notice = reembedding_notice(pool.reembedding_to)
         flt = MetaFilter(
             wing=spec.wing,
             room=spec.room,

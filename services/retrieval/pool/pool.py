@@ -162,18 +162,9 @@ class DrawerPool:
             return drawers
 
     def replace_vectors(self, vectors: Mapping[str, tuple[str, npt.NDArray[np.float32]]]) -> int:
-        """New vectors for drawers whose text is unchanged (id → (content hash, vector)); a
-        drawer rewritten or deleted since its text was read is left as it is. Returns how
-        many were replaced."""
-        with self._lock:
-            current = [
-                d for d in self.get_many(list(vectors)) if d.content_hash == vectors[d.id][0]
-            ]
-            if current:
-                self.collection.upsert(
-                    [VectorPoint(d.id, vectors[d.id][1], drawer_payload(d)) for d in current]
-                )
-            return len(current)
+        """New vectors for drawers whose text is still the one embedded (id → (content,
+        vector)); one rewritten or deleted meanwhile keeps what its own write gave it."""
+        return self.collection.replace_vectors(vectors, _content)
 
     def delete(self, ids: Iterable[str]) -> int:
         """Delete drawers by id from both stores; unknown ids are ignored. The tombstones
@@ -293,6 +284,11 @@ class DrawerPool:
     @property
     def vector_backend(self) -> str:
         return self.location.backend
+
+
+def _content(payload: Mapping[str, Any]) -> str:
+    """A drawer's text, read from its stored payload."""
+    return str(payload.get("drawer", {}).get("content", ""))
 
 
 def _keyword_row(drawer_id: str, payload: Mapping[str, Any]) -> dict[str, str]:
