@@ -287,14 +287,19 @@ async def write_session(
     replace_existing: bool,
     reason: str,
 ) -> tuple[int, int, int]:
-    """Write a session's drafts (duplicates skipped); with `replace_existing` delete the
-    session's earlier drawers the new run did not produce. Drafts whose drawer was deleted
+    """Write a session's drafts (duplicates and drawers an earlier run wrote skipped); with
+    `replace_existing` rewrite those and delete the session's earlier drawers the new run did
+    not produce. Drafts whose drawer was deleted
     since an earlier run are not written again (the retrieval tier's tombstones): a replayed
     or repeated compose never brings back what someone deleted. Returns (written, deleted,
     forgotten)."""
     earlier = {d.id for d in await derived_drawers(deps, store, drafts.session_id)}
     fresh: list[common_pb2.Drawer] = []
     for drawer in drafts.drawers:
+        if drawer.id in earlier and not replace_existing:
+            # An earlier run of this session wrote it (a replay or a repeat): it stays as it
+            # is now, with whatever an operator did to it since (a pin, a deprecation).
+            continue
         duplicate = (await writes.find_duplicate(deps, store, drawer)).duplicate
         if duplicate is None or (replace_existing and duplicate.id in earlier):
             fresh.append(drawer)

@@ -2,7 +2,10 @@
 merges of a room's near-duplicate drawers, and undo one (decision 0019).
 
 The proposals come from `core.consolidation` (pure) over the live drawers of each room in
-scope, embedded here. Applying a proposal:
+scope, embedded here. Each mergeable proposal's text comes from the store's invoker: the
+offline extractive one merges deterministically; a model is asked once per proposal and its
+answer kept in the state (`merge_drafts`), held by `read_merge` to the same guarantees, so
+applying writes exactly what a dry run showed. Applying a proposal:
 
 1. writes the consolidated drawer through the authoring rules (the store's library, wing and
    room checks, the write policy) with an id derived from the proposal, so a replayed job
@@ -26,15 +29,21 @@ import numpy as np
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
 from services.authoring import writes
-from services.authoring.compose import page_all
-from services.authoring.convert import draft_input, tier_of
+from services.authoring.compose import invoker_for, page_all
+from services.authoring.convert import draft_input, mode_of, tier_of
+from services.authoring.core import EXTRACTIVE_NAME, Invoker
 from services.authoring.core.consolidation import (
     DEFAULT_MIN_SIMILARITY,
     LEAST_MIN_SIMILARITY,
     Member,
+    MergedText,
     Proposal,
+    extractive_merge,
+    merge_request,
     propose,
+    read_merge,
 )
+from services.authoring.core.prompts import merge_prompt
 from services.authoring.deps import AuthoringDeps
 from services.authoring.state import ConsolidationRecord
 from services.runtime.errors import EngramError, InvalidInput, NotFound, PermissionDenied
@@ -92,9 +101,44 @@ async def plan(deps: AuthoringDeps, request: authoring_pb2.ConsolidateRequest) -
 def consolidate_handler(deps: AuthoringDeps) -> Any:
     async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
         payload = read_payload(queued, authoring_pb2.ConsolidateRequest)
-        return job_result(await run(deps, ctx, payload))
+        async with invoker_for(deps, payload.store) as invoker:
+            return job_result(await run(deps, ctx, payload, invoker))
 
     return handle
+
+
+async def merged_text(
+    deps: AuthoringDeps,
+    store: common_pb2.StoreContext,
+    invoker: Invoker,
+    proposal: Proposal,
+    base: common_pb2.Drawer,
+) -> MergedText:
+    """The text `proposal` writes: the deterministic merge for the extractive invoker; a
+    model's answer (asked once, kept) held to the merge's guarantees otherwise. A model that
+    cannot be reached leaves the deterministic merge with a note, and is asked again next
+    time."""
+    if invoker.name == EXTRACTIVE_NAME:
+        return extractive_merge(proposal)
+    who = f"{invoker.name}:{invoker.model}"
+    state = await deps.state(store)
+    kept = await asyncio.to_thread(state.merge_draft, proposal.id, who)
+    if kept is not None:
+        return kept
+    rules = deps.rules
+    mode = mode_of(store)
+    request = merge_request(
+        proposal, mode=mode, wing=base.wing, room=base.room, prompt_text=merge_prompt(rules)
+    )
+    try:
+        answer = await invoker.compose(request)
+    except EngramError as error:
+        return extractive_merge(proposal, notes=[f"{who} could not be asked: {error.message}"])
+    merged = read_merge(
+        answer, proposal, mode=mode, merged_by=who, max_chars=rules.max_content_chars
+    )
+    await asyncio.to_thread(state.keep_merge_draft, proposal.id, who, merged)
+    return merged
 
 
 async def _live_drawers(
@@ -124,7 +168,10 @@ def _member(drawer: common_pb2.Drawer) -> Member:
 
 
 async def run(
-    deps: AuthoringDeps, ctx: JobContext, payload: authoring_pb2.ConsolidateRequest
+    deps: AuthoringDeps,
+    ctx: JobContext,
+    payload: authoring_pb2.ConsolidateRequest,
+    invoker: Invoker,
 ) -> common_pb2.ConsolidateResult:
     drawers = await _live_drawers(deps, payload)
     by_room: dict[str, list[common_pb2.Drawer]] = defaultdict(list)
@@ -146,12 +193,21 @@ async def run(
         )
         by_id = {d.id: d for d in by_room[room]}
         for proposal in propose(members, vectors, payload.min_similarity):
-            shown = _proposal_proto(proposal, room)
             if not proposal.mergeable:
                 result.flagged += 1
-            elif payload.apply and (not wanted or proposal.id in wanted):
+                result.proposals.append(_proposal_proto(proposal, room, None))
+                continue
+            chosen = payload.apply and (not wanted or proposal.id in wanted)
+            if not payload.apply or chosen:
+                text = await merged_text(
+                    deps, payload.store, invoker, proposal, by_id[proposal.base.id]
+                )
+            else:
+                text = extractive_merge(proposal)  # not asked for: no model call for it
+            shown = _proposal_proto(proposal, room, text)
+            if chosen:
                 try:
-                    record = await apply(deps, payload, proposal, by_id, job_id=ctx.job_id)
+                    record = await apply(deps, payload, proposal, text, by_id, job_id=ctx.job_id)
                 except EngramError as error:
                     await ctx.item_error(proposal.id, error.code, error.message)
                 else:
@@ -178,19 +234,25 @@ async def run(
     return result
 
 
-def _proposal_proto(proposal: Proposal, room: str) -> common_pb2.ConsolidationProposal:
+def _proposal_proto(
+    proposal: Proposal, room: str, text: MergedText | None
+) -> common_pb2.ConsolidationProposal:
+    """A proposal as shown; a flagged one (`text` None) shows the deterministic merge."""
+    text = text or extractive_merge(proposal)
     shown = common_pb2.ConsolidationProposal(
         id=proposal.id,
         room=room,
         memory_type=proposal.base.memory_type,
         source_ids=[m.id for m in proposal.members],
-        merged_content=proposal.merged,
+        merged_content=text.content,
         conflicts=list(proposal.conflicts),
         mergeable=proposal.mergeable,
         least_similarity=proposal.least_similarity,
+        merged_by=text.merged_by,
+        merge_notes=list(text.notes),
     )
-    if proposal.signature is not None:
-        shown.signature = proposal.signature
+    if text.signature is not None:
+        shown.signature = text.signature
     return shown
 
 
@@ -203,6 +265,7 @@ async def apply(
     deps: AuthoringDeps,
     payload: authoring_pb2.ConsolidateRequest,
     proposal: Proposal,
+    text: MergedText,
     by_id: dict[str, common_pb2.Drawer],
     *,
     job_id: str,
@@ -217,7 +280,7 @@ async def apply(
         return done
     base = by_id[proposal.base.id]
     draft = authoring_pb2.DrawerDraft(
-        content=proposal.merged,
+        content=text.content,
         memory_type=base.memory_type,
         wing=base.wing,
         room=base.room,
@@ -226,17 +289,22 @@ async def apply(
     )
     if base.HasField("confidence"):
         draft.confidence = base.confidence
-    draft.attributes.update({"consolidated_from": ",".join(m.id for m in proposal.members)})
+    draft.attributes.update(
+        {
+            "consolidated_from": ",".join(m.id for m in proposal.members),
+            "merged_by": text.merged_by,
+        }
+    )
     checked = draft_input(draft, added_by=base.added_by or ACTOR)
     await writes.validate(
         deps,
         store,
         checked,
-        signed=proposal.signature is not None,
-        signature=proposal.signature,
+        signed=text.signature is not None,
+        signature=text.signature,
         allow_new_wing=False,
     )
-    drawer = writes.drawer_from(draft, checked, proposal.signature)
+    drawer = writes.drawer_from(draft, checked, text.signature)
     drawer.id = merged_id(proposal.id)
     drawer.attributes["write"] = "consolidated"
     # A new application of a proposal undone before writes its drawer again on purpose.

@@ -7,7 +7,9 @@ It holds what authoring owns and nothing of the pool (drawers live in the retrie
 - the store's **provider config** (invoker, model, reasoning effort, base URL — never a key);
 - the store's **write policy** (which token tiers may write, pin, open wings);
 - the **consolidations** applied: what each merged, the links it made and the pin status each
-  source had, which is what undoing it restores.
+  source had, which is what undoing it restores;
+- the **merge drafts** a model wrote for consolidation proposals, so that applying a proposal
+  writes the text the dry run showed (a model answers differently when asked twice).
 
 WAL mode; every write is one short transaction under the connection's lock.
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 from services.authoring.core import WritePolicy, default_prompt
+from services.authoring.core.consolidation import MergedText
 from services.runtime.errors import Conflict, InvalidInput, NotFound
 
 VERSION_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
@@ -53,6 +56,16 @@ CREATE TABLE IF NOT EXISTS prompts (
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS merge_drafts (
+    proposal_id TEXT NOT NULL,
+    invoker TEXT NOT NULL,
+    merged_by TEXT NOT NULL,
+    content TEXT NOT NULL,
+    signature TEXT,
+    notes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (proposal_id, invoker)
 );
 CREATE TABLE IF NOT EXISTS consolidations (
     id TEXT PRIMARY KEY,
@@ -253,6 +266,36 @@ class AuthoringState:
             if (job_id and record.job_id == job_id) or record.undone_at is None:
                 return record
         return None
+
+    def merge_draft(self, proposal_id: str, invoker: str) -> MergedText | None:
+        """The merge kept when `invoker` was first asked for `proposal_id`, if it was."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT content, signature, merged_by, notes FROM merge_drafts "
+                "WHERE proposal_id = ? AND invoker = ?",
+                (proposal_id, invoker),
+            ).fetchone()
+        if row is None:
+            return None
+        return MergedText(row[0], row[1], row[2], tuple(json.loads(row[3])))
+
+    def keep_merge_draft(self, proposal_id: str, invoker: str, merged: MergedText) -> None:
+        """Keep what asking `invoker` for `proposal_id` gave (its text, or the deterministic
+        merge with the note why); the first answer stays."""
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO merge_drafts (proposal_id, invoker, merged_by, content, "
+                "signature, notes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    proposal_id,
+                    invoker,
+                    merged.merged_by,
+                    merged.content,
+                    merged.signature,
+                    json.dumps(list(merged.notes)),
+                    _now().isoformat(),
+                ),
+            )
 
     def mark_undone(self, consolidation_id: str, *, by: str) -> ConsolidationRecord:
         with self._lock, self._db:

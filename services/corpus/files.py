@@ -20,7 +20,7 @@ from services.corpus.core import (
     validate_folder_path,
 )
 from services.corpus.store import CorpusStore, FileRecord
-from services.runtime.errors import InvalidInput
+from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
 
 _STATES = {
@@ -175,13 +175,22 @@ def delete_folder(
 def mark_authored(
     store: CorpusStore, request: corpus_pb2.MarkFilesAuthoredRequest
 ) -> corpus_pb2.MarkFilesAuthoredResponse:
-    """The authoring tier reports how many drawers it derived from each file."""
-    for file_id, count in request.derived_drawers_by_file.items():
-        current = store.catalog.get(file_id).state
-        # No drawer derives from it any more (walkback): it is back to merely ingested.
-        state = "authored" if count else ("ingested" if current == "authored" else current)
-        store.catalog.update(file_id, derived_drawer_count=count, state=state)
-    return corpus_pb2.MarkFilesAuthoredResponse(updated=len(request.derived_drawers_by_file))
+    """The authoring tier reports how many drawers it derived from each file. A file deleted
+    since (a compose replayed after a walkback) is named back, not an error: there is nothing
+    left to mark, and the other files' counts still hold."""
+    answer = corpus_pb2.MarkFilesAuthoredResponse()
+    with store.lock:
+        for file_id, count in sorted(request.derived_drawers_by_file.items()):
+            try:
+                current = store.catalog.get(file_id).state
+            except NotFound:
+                answer.missing_file_ids.append(file_id)
+                continue
+            # No drawer derives from it any more (walkback): it is back to merely ingested.
+            state = "authored" if count else ("ingested" if current == "authored" else current)
+            store.catalog.update(file_id, derived_drawer_count=count, state=state)
+            answer.updated += 1
+    return answer
 
 
 def list_page(

@@ -109,7 +109,7 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         self, request: corpus_pb2.MarkFilesAuthoredRequest, context: Context
     ) -> corpus_pb2.MarkFilesAuthoredResponse:
         store = await self._store(request.store)
-        return files.mark_authored(store, request)
+        return await asyncio.to_thread(files.mark_authored, store, request)
 
     # ------------------------------------------------------------------ ingest
 

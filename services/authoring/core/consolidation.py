@@ -13,8 +13,14 @@ and keeps what undoes it.
   does not yet assert (its claim words are not already there). The base's signature stays
   when its phrase survives. That is the offline, deterministic merge; the text depends only
   on the members.
-- A proposal's id is a digest of its members and its text, so asking again proposes the same
-  ids and applying a proposal is idempotent.
+- A store whose invoker is a model asks it for the merge instead (`merge_request`), and
+  `read_merge` holds the answer to the deterministic merge's guarantees: one drawer of the
+  base's type, every value of the members (numbers, negation, names) and nothing else, the
+  base's signature phrase kept verbatim, within the length rule. An answer that breaks one
+  is set aside with a note saying which, and the deterministic merge stands.
+- A proposal's id is a digest of its members and their texts, so asking again proposes the
+  same ids whoever writes the merge, a changed drawer makes a new proposal, and applying a
+  proposal is idempotent.
 """
 
 from __future__ import annotations
@@ -29,7 +35,14 @@ import numpy as np
 import numpy.typing as npt
 
 from services.authoring.core.claims import claim_terms, claim_values
+from services.authoring.core.invoker import (
+    ComposeChunk,
+    ComposeInput,
+    MalformedOutput,
+    parse_output,
+)
 
+EXTRACTIVE_MERGE: Final = "extractive"  # who wrote a merge that no model wrote
 DEFAULT_MIN_SIMILARITY: Final = 0.9
 LEAST_MIN_SIMILARITY: Final = 0.8  # below this, "the same thing" is a guess
 _SENTENCE: Final = re.compile(r"[^.!?]+[.!?]*")
@@ -130,7 +143,9 @@ def propose(
         ordered, text, signature = merge(chosen)
         least = min(float(similarity[a, b]) for a in group for b in group if a < b)
         digest = hashlib.sha256(
-            "\x00".join([*sorted(m.id for m in chosen), text]).encode()
+            "\x00".join(
+                f"{m.id}\x01{m.content}" for m in sorted(chosen, key=lambda m: m.id)
+            ).encode()
         ).hexdigest()
         proposals.append(
             Proposal(
@@ -143,3 +158,99 @@ def propose(
             )
         )
     return sorted(proposals, key=lambda p: (-len(p.members), p.id))
+
+
+# ---------------------------------------------------------------- a merge written by a model
+
+
+@dataclass(frozen=True, slots=True)
+class MergedText:
+    """The text a proposal would write, who wrote it, and why a model's text was set aside."""
+
+    content: str
+    signature: str | None
+    merged_by: str  # "extractive", or the invoker and model ("openai:gpt-4o")
+    notes: tuple[str, ...] = ()
+
+
+def extractive_merge(proposal: Proposal, *, notes: Sequence[str] = ()) -> MergedText:
+    """The deterministic merge of `proposal`, with any notes on why it stands."""
+    return MergedText(proposal.merged, proposal.signature, EXTRACTIVE_MERGE, tuple(notes))
+
+
+def merge_request(
+    proposal: Proposal, *, mode: str, wing: str, room: str, prompt_text: str
+) -> ComposeInput:
+    """What a model is asked for one proposal: its members as the chunks (the base first),
+    the type, wing, room and signature to keep named in the header."""
+    base = proposal.base
+    lines = [f"Keep memory_type: {base.memory_type}", f"Keep wing: {wing}", f"Keep room: {room}"]
+    if proposal.signature is not None:
+        lines.append(f"Keep signature: {proposal.signature}")
+    return ComposeInput(
+        session_id=f"consolidation {proposal.id}",
+        chunks=[ComposeChunk(m.id, "", m.content) for m in proposal.members],
+        prompt_text=prompt_text,
+        mode=mode,
+        wings=(wing,),
+        rooms=(room,),
+        header_lines=lines,
+    )
+
+
+def _words(text: str) -> set[str]:
+    return {key for key, _ in claim_terms(text)} | {
+        surface.lower() for _, surface in claim_terms(text)
+    }
+
+
+def _value_changes(members: Sequence[Member], content: str) -> list[str]:
+    """What `content` asserts that no member does, or drops that the members assert. A name
+    counts as kept when its word appears in any case (a model may start a sentence with it)."""
+    said = frozenset().union(*(claim_values(m.content) for m in members))
+    written = claim_values(content)
+    written_words = _words(content)
+    member_words = frozenset().union(*(_words(m.content) for m in members))
+    dropped = sorted(v for v in said - written if v not in written_words)
+    added = sorted(v for v in written - said if v not in member_words)
+    changes = []
+    if dropped:
+        changes.append(f"drops {', '.join(dropped)}")
+    if added:
+        changes.append(f"adds {', '.join(added)}")
+    return changes
+
+
+def read_merge(
+    text: str, proposal: Proposal, *, mode: str, merged_by: str, max_chars: int
+) -> MergedText:
+    """A model's answer for `proposal`, held to the deterministic merge's guarantees; the
+    deterministic merge, with a note saying why, when the answer breaks one."""
+
+    def set_aside(reason: str) -> MergedText:
+        return extractive_merge(proposal, notes=[f"{merged_by}'s merge was set aside: {reason}"])
+
+    ids = [m.id for m in proposal.members]
+    try:
+        parsed = parse_output(text, mode=mode, chunk_ids=ids)
+    except MalformedOutput as error:
+        return set_aside(error.message)
+    if len(parsed.drafts) != 1:
+        problems = f" ({'; '.join(parsed.problems)})" if parsed.problems else ""
+        return set_aside(f"it proposed {len(parsed.drafts)} drawers, not one{problems}")
+    (draft,) = parsed.drafts
+    content = " ".join(draft.content.split())
+    if draft.memory_type != proposal.base.memory_type:
+        return set_aside(
+            f"its memory_type is {draft.memory_type}, the members' is {proposal.base.memory_type}"
+        )
+    if not content:
+        return set_aside("its content is empty")
+    if len(content) > max_chars:
+        return set_aside(f"it is {len(content)} characters, over the {max_chars} allowed")
+    changes = _value_changes(proposal.members, content)
+    if changes:
+        return set_aside(f"it {' and '.join(changes)}")
+    if proposal.signature is not None and proposal.signature not in content:
+        return set_aside(f"it drops the signature phrase {proposal.signature!r}")
+    return MergedText(content, proposal.signature, merged_by)

@@ -72,6 +72,9 @@ class ComposeInput:
     wings: Sequence[str] = ()
     rooms: Sequence[str] = ()
     user_name: str = ""
+    # Lines the caller adds to the rendered header ("Keep memory_type: decision" for a
+    # consolidation's merge); none for a compose.
+    header_lines: Sequence[str] = ()
 
 
 @runtime_checkable
@@ -98,6 +101,7 @@ def render_session(request: ComposeInput) -> str:
     ]
     if request.user_name:
         lines.append(f"The user's name: {request.user_name}")
+    lines.extend(request.header_lines)
     lines.append(f"Session: {request.session_id}")
     for chunk in request.chunks:
         when = f" at {chunk.occurred_at.isoformat()}" if chunk.occurred_at else ""

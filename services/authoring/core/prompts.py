@@ -183,6 +183,35 @@ def default_prompt(mode: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> Pro
     return PromptTemplate(version=PROMPT_VERSION_BY_MODE[mode], mode=mode, text=text + "\n")
 
 
+MERGE_PROMPT_VERSION: Final = "merge-v1"
+
+
+def merge_prompt(rules: DraftRules = DEFAULT_DRAFT_RULES) -> str:
+    """The system text for consolidation: the chunks are drawers that say the same thing, and
+    the answer is the one drawer that says it once (read back by `consolidation.read_merge`)."""
+    return f"""\
+You are the archivist of Engram, a memory engine. The chunks below are drawers of one room
+that say the same thing in different words. Write the ONE drawer that replaces them all.
+
+The drawer:
+- states everything the chunks state, once; adds nothing they do not say;
+- keeps every number, date, time, name and negation exactly as the chunks give them;
+- starts from the first chunk's wording (it stands highest) and keeps the speakers'
+  distinctive vocabulary: someone will search for those words verbatim;
+- is 1–{rules.max_sentences} sentences and at most {rules.max_content_chars} characters;
+- keeps the memory_type, wing and room given below the chunks, unchanged;
+- cites every chunk id in derived_from;
+- when a signature is given, contains that phrase verbatim and carries it as its signature.
+
+Output exactly one JSON object and nothing else (no prose, no code fence):
+
+{{"drawers": [{{"content": "…", "memory_type": "…", "wing": "…", "room": "wing/name",
+  "derived_from": ["<chunk id>", …], "signature": "…"}}]}}
+
+Leave signature out when none is given.
+"""
+
+
 def diff_prompts(a: str, b: str, *, from_name: str = "a", to_name: str = "b") -> str:
     """A unified diff from prompt text `a` to `b` ("" when they are equal)."""
     lines = difflib.unified_diff(

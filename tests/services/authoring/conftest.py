@@ -5,9 +5,13 @@ worker on real Redis, and the real model behind the embedder tier."""
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import grpc
@@ -107,24 +111,18 @@ class Stack:
         return await self.wait(self.deps.jobs, job.id)
 
 
-def _clean(redis_url: str, *queues: str) -> None:
-    client = redis.Redis.from_url(redis_url)
-    for queue in queues:
-        keys = list(client.scan_iter(f"*{queue}*"))
-        if keys:
-            client.delete(*keys)
-    client.close()
-
-
-@pytest.fixture
-async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIterator[Stack]:
-    suffix = uuid.uuid4().hex[:8]
+@asynccontextmanager
+async def running_stack(
+    root: Path, embedder_addr: str, redis_url: str, suffix: str
+) -> AsyncIterator[Stack]:
+    """Every tier of the stack over `root` and the job queues named by `suffix`; started
+    again over the same `root` and `suffix`, it is the same stack after a restart."""
     corpus_queue, authoring_queue = f"test:corpus:{suffix}", f"test:authoring:{suffix}"
-    retrieval = await start_retrieval(tmp_path / "retrieval", embedder_addr)
+    retrieval = await start_retrieval(root / "retrieval", embedder_addr)
 
     corpus_embedder = EmbedderClient(embedder_addr)
     corpus_deps = build_corpus_deps(
-        corpus_settings(tmp_path / "corpus", redis_url, corpus_queue, job_lease_s=5.0),
+        corpus_settings(root / "corpus", redis_url, corpus_queue, job_lease_s=5.0),
         StorageSettings(vector_backend="edge"),
         corpus_embedder,
     )
@@ -139,7 +137,7 @@ async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIter
     settings = AuthoringSettings(
         host="127.0.0.1",
         port=0,
-        data_dir=tmp_path / "authoring",
+        data_dir=root / "authoring",
         redis_url=redis_url,
         job_queue=authoring_queue,
         job_lease_s=10.0,
@@ -161,27 +159,94 @@ async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIter
     await tier.start()
     await tier.set_serving(True)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{tier.port}")
-    yield Stack(
-        authoring_pb2_grpc.AuthoringServiceStub(channel),
-        retrieval.stub,
-        corpus_pb2_grpc.CorpusServiceStub(to_corpus),
-        deps,
-        corpus_deps.jobs,
-    )
-    await channel.close()
-    await tier.stop(0.5)
-    await worker.close()
-    await asyncio.gather(worker_task, return_exceptions=True)
-    await deps.jobs.close()
-    deps.states.close()
-    await to_retrieval.close()
-    await to_corpus.close()
-    await authoring_embedder.close()
-    await corpus_tier.stop(0.5)
-    await corpus_worker.close()
-    await asyncio.gather(corpus_task, return_exceptions=True)
-    await corpus_deps.jobs.close()
-    corpus_deps.stores.close()
-    await corpus_embedder.close()
-    await stop_retrieval(retrieval)
-    _clean(redis_url, corpus_queue, authoring_queue)
+    try:
+        yield Stack(
+            authoring_pb2_grpc.AuthoringServiceStub(channel),
+            retrieval.stub,
+            corpus_pb2_grpc.CorpusServiceStub(to_corpus),
+            deps,
+            corpus_deps.jobs,
+        )
+    finally:
+        await channel.close()
+        await tier.stop(0.5)
+        await worker.close()
+        await asyncio.gather(worker_task, return_exceptions=True)
+        await deps.jobs.close()
+        deps.states.close()
+        await to_retrieval.close()
+        await to_corpus.close()
+        await authoring_embedder.close()
+        await corpus_tier.stop(0.5)
+        await corpus_worker.close()
+        await asyncio.gather(corpus_task, return_exceptions=True)
+        await corpus_deps.jobs.close()
+        corpus_deps.stores.close()
+        await corpus_embedder.close()
+        await stop_retrieval(retrieval)
+
+
+def clean_queues(redis_url: str, suffix: str) -> None:
+    """Remove the job queues `running_stack` made for `suffix` from Redis."""
+    client = redis.Redis.from_url(redis_url)
+    for queue in (f"test:corpus:{suffix}", f"test:authoring:{suffix}"):
+        keys = list(client.scan_iter(f"*{queue}*"))
+        if keys:
+            client.delete(*keys)
+    client.close()
+
+
+@pytest.fixture
+async def stack(tmp_path: Path, embedder_addr: str, redis_url: str) -> AsyncIterator[Stack]:
+    suffix = uuid.uuid4().hex[:8]
+    try:
+        async with running_stack(tmp_path, embedder_addr, redis_url, suffix) as running:
+            yield running
+    finally:
+        clean_queues(redis_url, suffix)
+
+
+class FakeProvider(BaseHTTPRequestHandler):
+    """The far end of an OpenAI-compatible chat API answering with a fixed message."""
+
+    answer = ""
+    asked = 0  # requests answered
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        type(self).asked += 1
+        body = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": "test-model",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": type(self).answer},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def provider() -> Iterator[tuple[str, type[FakeProvider]]]:
+    handler = type("Provider", (FakeProvider,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
+    server.shutdown()
+    server.server_close()

@@ -6,16 +6,13 @@ a malformed model answer failing its session cleanly."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
 import pytest
 from engram.v1 import authoring_pb2, corpus_pb2, retrieval_pb2
 
 from services.runtime.job_proto import job_to_proto
-from tests.services.authoring.conftest import Stack
+from tests.services.authoring.conftest import FakeProvider, Stack
 
 pytestmark = pytest.mark.slow
 
@@ -205,50 +202,6 @@ async def test_walkback_leaves_no_orphans(stack: Stack) -> None:
     assert still.chunks
 
 
-class _FakeProvider(BaseHTTPRequestHandler):
-    """The far end of an OpenAI-compatible chat API answering with a fixed message."""
-
-    answer = ""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        body = json.dumps(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": "test-model",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": type(self).answer},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def provider() -> Iterator[tuple[str, type[_FakeProvider]]]:
-    handler = type("Provider", (_FakeProvider,), {})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", handler
-    server.shutdown()
-    server.server_close()
-
-
 @pytest.mark.parametrize(
     "answer",
     [
@@ -259,7 +212,7 @@ def provider() -> Iterator[tuple[str, type[_FakeProvider]]]:
     ids=["not-json", "missing-fields", "wrong-fields"],
 )
 async def test_malformed_model_output_fails_the_session_and_writes_nothing(
-    stack: Stack, provider: tuple[str, type[_FakeProvider]], answer: str
+    stack: Stack, provider: tuple[str, type[FakeProvider]], answer: str
 ) -> None:
     url, handler = provider
     handler.answer = answer

@@ -5,12 +5,14 @@ and search results that were there before."""
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
 from services.runtime.job_proto import job_to_proto
-from tests.services.authoring.conftest import Stack
+from tests.services.authoring.conftest import FakeProvider, Stack
 from tests.services.authoring.test_writes import add, add_signed
 
 pytestmark = pytest.mark.slow
@@ -124,3 +126,80 @@ async def test_propose_apply_and_undo_exactly(stack: Stack) -> None:
         authoring_pb2.ListConsolidationsRequest(store=stack.store("read"))
     )
     assert [c.undone_at.seconds > 0 for c in listed.consolidations] == [False, True]
+
+
+MERGED = (
+    "The Architect decided that the API returns 404 for missing drawers; a missing drawer "
+    "is always answered with a 404."
+)
+
+
+def _merge_answer(content: str, ids: list[str]) -> str:
+    drawer = {
+        "content": content,
+        "memory_type": "decision",
+        "wing": "projects",
+        "room": "projects/engram",
+        "derived_from": ids,
+        "signature": "returns 404 for missing drawers",
+    }
+    return json.dumps({"drawers": [drawer]})
+
+
+async def test_a_models_merge_is_asked_once_and_applied_as_the_dry_run_showed_it(
+    stack: Stack, provider: tuple[str, type[FakeProvider]]
+) -> None:
+    url, far_end = provider
+    await stack.authoring.SetProviderConfig(
+        authoring_pb2.SetProviderConfigRequest(
+            store=stack.store("admin"),
+            config=authoring_pb2.ProviderConfig(invoker="openai", model="test-model", base_url=url),
+        )
+    )
+    signed = (await add_signed(stack, "returns 404 for missing drawers", content=SIGNED)).drawer
+    others = [(await add(stack, content=text)).drawer for text in SAME]
+    ids = [signed.id, *(d.id for d in others)]
+    far_end.answer = _merge_answer(MERGED, ids)
+
+    (shown,) = (await _consolidate(stack)).proposals
+    assert (shown.merged_by, shown.merged_content) == ("openai:test-model", MERGED), shown
+    assert shown.signature == "returns 404 for missing drawers" and not shown.merge_notes
+    assert far_end.asked == 1
+
+    far_end.answer = _merge_answer("The API returns 404 for missing drawers.", ids)
+    applied = await _consolidate(stack, apply=True, proposal_ids=[shown.id])
+    assert applied.applied == 1 and far_end.asked == 1, "the kept merge is applied, not re-asked"
+    (record,) = (
+        await stack.authoring.ListConsolidations(
+            authoring_pb2.ListConsolidationsRequest(store=stack.store("read"))
+        )
+    ).consolidations
+    merged = await stack.retrieval.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=stack.store("read"), id=record.merged_id)
+    )
+    assert merged.content == MERGED and merged.signature == "returns 404 for missing drawers"
+    assert merged.attributes["merged_by"] == "openai:test-model"
+
+
+async def test_a_models_merge_that_changes_a_value_leaves_the_deterministic_one(
+    stack: Stack, provider: tuple[str, type[FakeProvider]]
+) -> None:
+    url, far_end = provider
+    await stack.authoring.SetProviderConfig(
+        authoring_pb2.SetProviderConfigRequest(
+            store=stack.store("admin"),
+            config=authoring_pb2.ProviderConfig(invoker="openai", model="test-model", base_url=url),
+        )
+    )
+    drawers = [(await add(stack, content=text)).drawer for text in SAME]
+    far_end.answer = _merge_answer(
+        "For a missing drawer the API returns a 410, as the Architect decided.",
+        [d.id for d in drawers],
+    )
+    (shown,) = (await _consolidate(stack)).proposals
+    assert shown.merged_by == "extractive" and shown.mergeable, shown
+    assert shown.merged_content.startswith(SAME[1][:20]) or shown.merged_content.startswith(
+        SAME[0][:20]
+    )
+    (note,) = shown.merge_notes
+    assert "set aside" in note and "410" in note and "404" in note, note

@@ -3,6 +3,7 @@ a merge that starts from the drawer standing highest and keeps what the others a
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,17 @@ import numpy.typing as npt
 import pytest
 
 from services.authoring.core.claims import claim_values
-from services.authoring.core.consolidation import Member, clusters, merge, propose
+from services.authoring.core.consolidation import (
+    Member,
+    MergedText,
+    Proposal,
+    clusters,
+    merge,
+    merge_request,
+    propose,
+    read_merge,
+)
+from services.authoring.core.invoker import render_session
 from services.authoring.state import AuthoringState, ConsolidationRecord
 from services.runtime.errors import Conflict
 
@@ -94,5 +105,111 @@ def test_a_replayed_job_repeats_nothing_even_after_an_undo(tmp_path: Path) -> No
         assert state.applied_consolidation("cp_1", "job-2") is None, "a new request may"
         with pytest.raises(Conflict):
             state.mark_undone("cons_1", by="admin")
+    finally:
+        state.close()
+
+
+# ---------------------------------------------------------------- a model's merge, held
+
+
+def _proposal() -> Proposal:
+    signed = member(
+        "sig",
+        "The Architect decided the API returns 404 for missing drawers.",
+        signed="returns 404 for missing drawers",
+        at=2,
+    )
+    other = member("old", "For a missing drawer the API answers 404; clients retry once.", at=1)
+    (proposal,) = propose([signed, other], np.stack([unit(1, 0), unit(0.99, 0.14)]), 0.9)
+    return proposal
+
+
+def _answer(content: str, **fields: object) -> str:
+    drawer = {
+        "content": content,
+        "memory_type": "decision",
+        "wing": "projects",
+        "room": "projects/api",
+        "derived_from": ["sig", "old"],
+        **fields,
+    }
+    return json.dumps({"drawers": [drawer]})
+
+
+def test_the_model_is_asked_with_the_members_as_chunks_and_what_to_keep() -> None:
+    proposal = _proposal()
+    request = merge_request(
+        proposal, mode="default", wing="projects", room="projects/api", prompt_text="merge"
+    )
+    assert [c.chunk_id for c in request.chunks] == ["sig", "old"], "the base comes first"
+    rendered = render_session(request)
+    for line in (
+        "Keep memory_type: decision",
+        "Keep room: projects/api",
+        "Keep signature: returns 404 for missing drawers",
+    ):
+        assert line in rendered, rendered
+
+
+def test_a_faithful_merge_from_the_model_is_taken() -> None:
+    text = "The Architect decided the API returns 404 for missing drawers; clients retry once."
+    merged = read_merge(
+        _answer(text), _proposal(), mode="default", merged_by="openai:m", max_chars=500
+    )
+    assert merged == MergedText(text, "returns 404 for missing drawers", "openai:m")
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ("Sure! Here is the merged drawer.", "malformed"),
+        (_answer("The Architect decided the API returns 404 for missing drawers.")[:-5],
+         "malformed"),
+        (_answer("The Architect decided the API returns 410 for missing drawers."), "410"),
+        (_answer("The Architect decided the API never returns 404 for drawers."), "adds not"),
+        (_answer("The API returns 404 for missing drawers, Priya decided."), "architect"),
+        (_answer("The Architect decided the API answers 404 for missing drawers."),
+         "signature phrase"),
+        (
+            _answer("The Architect decided the API returns 404 for missing drawers.",
+                    memory_type="observation"),
+            "memory_type",
+        ),
+        (
+            json.dumps({"drawers": []}),
+            "0 drawers",
+        ),
+        (_answer("The Architect decided the API returns 404 for missing drawers. " * 9), "over"),
+    ],
+    ids=["prose", "truncated", "changed-number", "negated", "changed-name", "no-signature",
+         "retyped", "nothing", "too-long"],
+)  # fmt: skip
+def test_a_merge_that_breaks_a_guarantee_is_set_aside_for_the_deterministic_one(
+    answer: str, why: str
+) -> None:
+    proposal = _proposal()
+    merged = read_merge(answer, proposal, mode="default", merged_by="openai:m", max_chars=300)
+    assert merged.content == proposal.merged and merged.merged_by == "extractive", merged
+    (note,) = merged.notes
+    assert note.startswith("openai:m's merge was set aside") and why in note.lower(), note
+
+
+def test_a_proposal_id_depends_on_the_members_as_they_read_not_on_who_merges() -> None:
+    first = _proposal()
+    assert _proposal().id == first.id
+    edited = member("old", "For a missing drawer the API answers 404; clients retry twice.")
+    signed = first.members[0]
+    (again,) = propose([signed, edited], np.stack([unit(1, 0), unit(0.99, 0.14)]), 0.9)
+    assert again.id != first.id, "a drawer edited since makes a new proposal"
+
+
+def test_a_model_merge_is_kept_once_per_proposal_and_invoker(tmp_path: Path) -> None:
+    state = AuthoringState(tmp_path / "store")
+    try:
+        first = MergedText("one text", None, "openai:m")
+        state.keep_merge_draft("cp_1", "openai:m", first)
+        state.keep_merge_draft("cp_1", "openai:m", MergedText("another", None, "openai:m"))
+        assert state.merge_draft("cp_1", "openai:m") == first, "the first answer stays"
+        assert state.merge_draft("cp_1", "anthropic:m") is None
     finally:
         state.close()
