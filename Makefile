@@ -13,7 +13,13 @@ PROTO_OUT := protos/engram/v1/.generated
 # elsewhere (Kubernetes) the GPU is the default and CPU refuses to start.
 export ENGRAM_EMBEDDER_ALLOW_CPU ?= 1
 
-.PHONY: help setup protos run test lint format bench clean
+# The operator dashboard (gateway/dashboard): npm installs and builds it when missing or stale.
+DASHBOARD := gateway/dashboard
+DASHBOARD_SRC := $(shell find $(DASHBOARD)/src -type f 2>/dev/null) $(addprefix $(DASHBOARD)/,index.html vite.config.ts tsconfig.json)
+DASHBOARD_MODULES := $(DASHBOARD)/node_modules/.installed
+DASHBOARD_BUNDLE := $(DASHBOARD)/dist/index.html
+
+.PHONY: help setup protos run test lint format bench clean dashboard dashboard-types
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,10 +43,24 @@ protos: $(INSTALLED) ## (re)generate Python + mypy stubs from protos/
 	VENV=$(VENV) bash scripts/gen_protos.sh
 	touch $(PROTO_OUT)
 
-run: setup ## bring the whole stack up on this machine (Ctrl-C stops it)
+$(DASHBOARD_MODULES): $(DASHBOARD)/package.json $(DASHBOARD)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm (Node 20+) is required to build the dashboard"; exit 1; }
+	cd $(DASHBOARD) && npm ci --no-audit --no-fund
+	touch $@
+
+$(DASHBOARD_BUNDLE): $(DASHBOARD_MODULES) $(DASHBOARD_SRC)
+	cd $(DASHBOARD) && npm run build
+
+dashboard: $(DASHBOARD_BUNDLE) ## build the operator dashboard when missing or stale (npm)
+
+dashboard-types: setup $(DASHBOARD_MODULES) ## regenerate the dashboard's API types from the gateway's OpenAPI
+	$(PY) -m gateway.openapi_snapshot
+	cd $(DASHBOARD) && npm run types
+
+run: setup dashboard ## bring the whole stack up on this machine (Ctrl-C stops it)
 	$(VENV)/bin/engram up
 
-test: setup ## run the whole test suite
+test: setup dashboard ## run the whole test suite (browser tests included)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: setup ## ruff format check + ruff check + mypy
@@ -60,4 +80,5 @@ eval: setup ## retrieval quality on the standard sets against `make run` (ENGRAM
 	$(VENV)/bin/engram eval $(EVAL_ARGS)
 
 clean: ## remove the venv and generated code
-	rm -rf $(VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT)
+	rm -rf $(VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT) \
+		$(DASHBOARD)/node_modules $(DASHBOARD)/dist

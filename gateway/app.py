@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from gateway.core.service import gateway_version
 from gateway.core.wiring import GatewayDeps
 from gateway.errors import install_error_handlers
 from gateway.mcp.server import install_mcp
@@ -43,7 +44,7 @@ def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> Fa
 
     app = FastAPI(
         title="Engram",
-        version=_version(),
+        version=gateway_version(),
         description=DESCRIPTION,
         lifespan=lifespan,
     )
@@ -63,12 +64,3 @@ def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> Fa
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("engram")
-    except Exception:  # not installed as a distribution (a bare checkout)
-        return "0"

@@ -77,8 +77,20 @@ class GatewaySettings(BaseSettings):
     sse_poll_s: float = Field(
         1.0, gt=0, description="job progress streams re-read the job this often when quiet"
     )
+    dashboard_dir: Path | None = Field(
+        None,
+        description="the operator dashboard's built bundle, served at /dashboard/ (unset: "
+        "gateway/dashboard/dist of this checkout, which `make dashboard` builds)",
+    )
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING, ERROR")
     log_format: Literal["json", "text"] = Field("json", description="structured JSON or text")
+
+    @property
+    def dashboard_bundle(self) -> Path:
+        """The dashboard's bundle directory in force."""
+        if self.dashboard_dir is not None:
+            return Path(self.dashboard_dir)
+        return Path(__file__).resolve().parent / "dashboard" / "dist"
 
     @property
     def state_dir(self) -> Path:

@@ -8,12 +8,14 @@ open — so a token learns nothing about stores outside its scope.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import grpc
 from engram.v1 import authoring_pb2_grpc, common_pb2, corpus_pb2_grpc, retrieval_pb2_grpc
 from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gateway.core.operations import REQUIRED_TIER, Operation
 from gateway.core.principal import Principal
@@ -22,6 +24,7 @@ from services.runtime.errors import InvalidInput, TooLarge
 from services.runtime.grpc_client import call, domain_error
 
 R = TypeVar("R", bound=Message)
+HEALTH_TIMEOUT_S: Final = 2.0
 
 
 class Tiers:
@@ -33,6 +36,24 @@ class Tiers:
         self.retrieval = retrieval_pb2_grpc.RetrievalServiceStub(retrieval)
         self.corpus = corpus_pb2_grpc.CorpusServiceStub(corpus)
         self.authoring = authoring_pb2_grpc.AuthoringServiceStub(authoring)
+        self.channels = {"retrieval": retrieval, "corpus": corpus, "authoring": authoring}
+
+    async def health(self) -> dict[str, str]:
+        """Each tier's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""
+
+        async def check(channel: grpc.aio.Channel) -> str:
+            stub = health_pb2_grpc.HealthStub(channel)
+            try:
+                answer = await stub.Check(
+                    health_pb2.HealthCheckRequest(service=""), timeout=HEALTH_TIMEOUT_S
+                )
+            except grpc.aio.AioRpcError as error:
+                return f"UNREACHABLE ({error.code().name})"
+            return str(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
+
+        names = list(self.channels)
+        statuses = await asyncio.gather(*(check(self.channels[n]) for n in names))
+        return dict(zip(names, statuses, strict=True))
 
 
 class TierCalls:
@@ -50,6 +71,11 @@ class TierCalls:
         self._tiers = tiers
         self._max_upload = max_upload_bytes
         self._stream_deadline = stream_deadline_s
+
+    @property
+    def tiers(self) -> Tiers:
+        """The tiers' stubs and channels."""
+        return self._tiers
 
     def authorize(self, principal: Principal, operation: str, store: str) -> None:
         """Check tier, scope and that the store is open, without a request. Faces call this

@@ -15,9 +15,10 @@ import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
-from engram.v1 import common_pb2, gateway_pb2, retrieval_pb2
+from engram.v1 import common_pb2, embedder_pb2, gateway_pb2, retrieval_pb2
 
 from gateway.core.access import Tiers
 from gateway.core.authoring_ops import AuthoringOperations
@@ -32,6 +33,7 @@ from services.runtime.errors import (
     EngramError,
     FailedPrecondition,
     InvalidInput,
+    NotFound,
     PermissionDenied,
     Unavailable,
 )
@@ -226,6 +228,35 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
             raise _scope_escalation()
         return gateway_pb2.RevokeTokenResponse(revoked=self.tokens.revoke(request.id))
 
+    async def who_am_i(
+        self, principal: Principal, request: gateway_pb2.WhoAmIRequest
+    ) -> gateway_pb2.TokenInfo:
+        """The calling token as the token table knows it (never the token itself)."""
+        try:
+            return token_info(self.tokens.get(principal.token_id))
+        except NotFound:
+            # A principal without a row (a token configured outside the table): what it is.
+            return gateway_pb2.TokenInfo(
+                id=principal.token_id,
+                tier=int(principal.tier),  # type: ignore[arg-type]
+                stores=sorted(principal.stores or ()),
+            )
+
+    async def get_system_status(
+        self, principal: Principal, request: gateway_pb2.GetSystemStatusRequest
+    ) -> gateway_pb2.SystemStatus:
+        """Each tier's health, and the embedder as the retrieval tier reaches it."""
+        status = gateway_pb2.SystemStatus(
+            tiers=await self.tiers.health(), version=gateway_version()
+        )
+        try:
+            status.embedder.CopyFrom(
+                await call(self.tiers.retrieval.DescribeEmbedder, embedder_pb2.InfoRequest())
+            )
+        except EngramError as error:
+            status.embedder_error = error.message
+        return status
+
     # ------------------------------------------------------------------ jobs
 
     async def _job(self, principal: Principal, operation: str, job_id: str) -> JobRecord:
@@ -308,3 +339,11 @@ def _scope_escalation() -> PermissionDenied:
     return PermissionDenied(
         "a token cannot grant or revoke access to stores outside its own scope", field="stores"
     )
+
+
+def gateway_version() -> str:
+    """The installed distribution's version ("0" in a bare checkout)."""
+    try:
+        return version("engram")
+    except PackageNotFoundError:  # a bare checkout, not installed as a distribution
+        return "0"

@@ -10,7 +10,6 @@ import asyncio
 from dataclasses import dataclass, field
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from gateway.core.jobs import JobBoard
 from gateway.core.lock import StateLock
@@ -21,7 +20,7 @@ from gateway.settings import GatewaySettings
 from services.runtime.grpc_client import ClientPolicy, create_channel
 from services.runtime.jobs import JobQueue
 
-_HEALTH_TIMEOUT_S = 2.0
+TIER_NAMES = ("retrieval", "corpus", "authoring")
 
 
 @dataclass
@@ -103,17 +102,6 @@ class GatewayDeps:
 
     async def tier_health(self) -> dict[str, str]:
         """Each tier's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""
-
-        async def check(channel: grpc.aio.Channel) -> str:
-            stub = health_pb2_grpc.HealthStub(channel)
-            try:
-                answer = await stub.Check(
-                    health_pb2.HealthCheckRequest(service=""), timeout=_HEALTH_TIMEOUT_S
-                )
-            except grpc.aio.AioRpcError as error:
-                return f"UNREACHABLE ({error.code().name})"
-            return str(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
-
-        names = list(self.channels)
-        statuses = await asyncio.gather(*(check(self.channels[n]) for n in names))
-        return dict(zip(names, statuses, strict=True))
+        if self.gateway is None:
+            return {name: "UNREACHABLE (the gateway is not started)" for name in TIER_NAMES}
+        return await self.gateway.tiers.health()

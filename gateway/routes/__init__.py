@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from gateway.routes import corpus, declared, drawers, health, jobs, search
+from gateway.routes import corpus, dashboard, declared, drawers, health, jobs, search
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
@@ -16,4 +16,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     search.router,
     corpus.router,
     jobs.router,
+    dashboard.router,
 )

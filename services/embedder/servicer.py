@@ -52,6 +52,7 @@ class EmbedderServicer(embedder_pb2_grpc.EmbedderServiceServicer):
             dynamic_batching=batcher.enabled,
             torch_threads=model.torch_threads,
             truncation_policy=TRUNCATION_POLICY,
+            **device_memory(model.device),
         )
 
     def _ready(self) -> tuple[Any, DynamicBatcher]:
@@ -59,3 +60,13 @@ class EmbedderServicer(embedder_pb2_grpc.EmbedderServiceServicer):
         if model is None or batcher is None:
             raise Unavailable("the embedding model is still loading; retry shortly")
         return model, batcher
+
+
+def device_memory(device: str) -> dict[str, int]:
+    """The GPU's memory in use and in all, for `InfoResponse` (nothing on the CPU)."""
+    if not device.startswith("cuda"):
+        return {}
+    import torch  # only a GPU embedder reaches here; torch is loaded already
+
+    free, total = torch.cuda.mem_get_info(torch.device(device))
+    return {"vram_used_bytes": total - free, "vram_total_bytes": total}

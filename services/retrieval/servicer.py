@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeAlias
 
 import grpc
-from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from engram.v1 import common_pb2, embedder_pb2, retrieval_pb2, retrieval_pb2_grpc
 
 from services.retrieval import convert, links
 from services.retrieval.context_pack import build_context_pack
@@ -149,6 +149,11 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         if request.include_facets:
             response.facets.CopyFrom(convert.facets(facets(metas)))
         return response
+
+    async def DescribeEmbedder(
+        self, request: embedder_pb2.InfoRequest, context: Context
+    ) -> embedder_pb2.InfoResponse:
+        return await self._deps.embedder.info()
 
     async def Stats(
         self, request: retrieval_pb2.StatsRequest, context: Context

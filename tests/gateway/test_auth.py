@@ -24,6 +24,9 @@ PUBLIC = {
     "/docs",
     "/docs/oauth2-redirect",
     "/redoc",
+    # The dashboard's static bundle: no data; every call it makes carries the operator's token.
+    "/dashboard",
+    "/dashboard/{path:path}",
 }
 # Endpoints that are no REST routes and authenticate every request themselves (their own 401
 # tests live beside them): MCP's streamable HTTP transport.

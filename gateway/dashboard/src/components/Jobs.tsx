@@ -1,0 +1,9 @@
+import type { ReactNode } from "react";
+
+export function JobsProvider({ children }: { children: ReactNode }) {
+  return <>{children}</>;
+}
+
+export function JobsPanel() {
+  return null;
+}

@@ -1,0 +1,3 @@
+export function AuthoringPage() {
+  return <p>building</p>;
+}

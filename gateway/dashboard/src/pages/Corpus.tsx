@@ -1,0 +1,3 @@
+export function CorpusPage() {
+  return <p>building</p>;
+}

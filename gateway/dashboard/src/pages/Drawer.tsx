@@ -1,0 +1,3 @@
+export function DrawerPage() {
+  return <p>building</p>;
+}

@@ -1,0 +1,3 @@
+export function InsightPage() {
+  return <p>building</p>;
+}

@@ -1,0 +1,3 @@
+export function LinksPage() {
+  return <p>building</p>;
+}

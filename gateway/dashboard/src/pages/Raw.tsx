@@ -1,0 +1,3 @@
+export function RawPage() {
+  return <p>building</p>;
+}

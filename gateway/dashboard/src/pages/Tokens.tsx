@@ -1,0 +1,3 @@
+export function TokensPage() {
+  return <p>building</p>;
+}
