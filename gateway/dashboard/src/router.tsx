@@ -10,7 +10,7 @@ import { DrawerPage } from "./pages/Drawer";
 import { type DrawersParams, DrawersPage, readDrawersParams } from "./pages/Drawers";
 import { HomePage } from "./pages/Home";
 import { InsightPage } from "./pages/Insight";
-import { LinksPage } from "./pages/Links";
+import { type LinksParams, LinksPage, readLinksParams } from "./pages/Links";
 import { LoginPage } from "./pages/Login";
 import { RawPage } from "./pages/Raw";
 import { SearchPage, type SearchParams, readSearchParams } from "./pages/Search";
@@ -51,7 +51,12 @@ const drawer = createRoute({ getParentRoute: () => storeRoute, path: "/drawers/$
 const raw = createRoute({ getParentRoute: () => storeRoute, path: "/raw", component: RawPage });
 const corpus = createRoute({ getParentRoute: () => storeRoute, path: "/corpus", component: CorpusPage });
 const authoring = createRoute({ getParentRoute: () => storeRoute, path: "/authoring", component: AuthoringPage });
-const links = createRoute({ getParentRoute: () => storeRoute, path: "/links", component: LinksPage });
+const links = createRoute({
+  getParentRoute: () => storeRoute,
+  path: "/links",
+  component: LinksPage,
+  validateSearch: (search: Record<string, unknown>): LinksParams => readLinksParams(search),
+});
 const insight = createRoute({ getParentRoute: () => storeRoute, path: "/insight", component: InsightPage });
 
 const tree = root.addChildren([

@@ -63,7 +63,7 @@ function SystemSignal() {
   const embedder = status?.embedder;
   return (
     <div className="signal" role="status" aria-label="system status">
-      {Object.entries(status?.tiers ?? {}).map(([tier, health]) => (
+      {Object.entries(status?.tiers ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([tier, health]) => (
         <span key={tier} className={`dot ${health === "SERVING" ? "ok" : "bad"}`} title={`${tier}: ${health}`}>
           {tier}
         </span>
@@ -199,6 +199,7 @@ export function Chrome() {
           {store && <Wings store={store} />}
         </aside>
         <main className="content" id="main">
+          <h1 className="sr-only">Engram operator dashboard</h1>
           <Outlet />
         </main>
         <JobsPanel />

@@ -1,5 +1,6 @@
 // Small shared pieces in the HUD vocabulary: framed cards, monospace labels, badges, chips.
 import type { ReactNode } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { ApiError } from "../api/client";
 
 export function Card({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
@@ -69,7 +70,7 @@ export function Pager({
   total?: number | string;
 }) {
   return (
-    <nav className="pager" aria-label="pages">
+    <nav className="pager" aria-label="pagination">
       <button type="button" disabled={page === 0} onClick={() => onPage(page - 1)}>
         ← previous
       </button>
@@ -110,5 +111,78 @@ export function Highlighted({ content, phrase }: { content: string; phrase?: str
         </span>
       ))}
     </>
+  );
+}
+
+/**
+ * A modal confirmation (native <dialog>: focus stays inside, Escape cancels). With `typeToConfirm`
+ * the confirm button waits until that exact text is typed (deleting a store asks for its name).
+ */
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  typeToConfirm,
+  busy,
+  error,
+  onConfirm,
+  onCancel,
+}: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  typeToConfirm?: string;
+  busy?: boolean;
+  error?: unknown;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  const [typed, setTyped] = useState("");
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  const ready = !typeToConfirm || typed === typeToConfirm;
+  return (
+    <dialog
+      ref={ref}
+      className="confirm"
+      aria-labelledby={`${id}-title`}
+      onCancel={(event) => {
+        event.preventDefault();
+        onCancel();
+      }}
+    >
+      <form
+        method="dialog"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (ready && !busy) onConfirm();
+        }}
+      >
+        <h2 id={`${id}-title`}>{title}</h2>
+        <div>{children}</div>
+        {typeToConfirm !== undefined && (
+          <>
+            <label className="label" htmlFor={`${id}-typed`}>
+              type {typeToConfirm} to confirm
+            </label>
+            <input id={`${id}-typed`} autoComplete="off" value={typed} onChange={(e) => setTyped(e.target.value)} autoFocus />
+          </>
+        )}
+        <ErrorNote error={error} />
+        <div className="row">
+          <button type="button" onClick={onCancel} autoFocus={typeToConfirm === undefined}>
+            cancel
+          </button>
+          <button type="submit" className="danger" disabled={!ready || busy}>
+            {confirmLabel}
+          </button>
+        </div>
+      </form>
+    </dialog>
   );
 }
