@@ -45,7 +45,7 @@ protos: $(INSTALLED) ## (re)generate Python + mypy stubs from protos/
 
 $(DASHBOARD_MODULES): $(DASHBOARD)/package.json $(DASHBOARD)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm (Node 20+) is required to build the dashboard"; exit 1; }
-	cd $(DASHBOARD) && npm ci --no-audit --no-fund
+	cd $(DASHBOARD) && npm install --no-audit --no-fund
 	touch $@
 
 $(DASHBOARD_BUNDLE): $(DASHBOARD_MODULES) $(DASHBOARD_SRC)
