@@ -9,6 +9,7 @@ import asyncio
 import os
 import re
 import shutil
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,31 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
         await tab.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         await context.close()
     assert not errors, f"the page threw: {errors}"
+
+
+DRAWERS = [
+    ("decision", "The Architect decided that the API returns 404 for missing drawers."),
+    ("observation", "Kyle noticed the API returned 500 for a missing drawer last week."),
+    ("bug", "The search endpoint crashes with a KeyError when the query string is empty."),
+]
+
+
+async def store_with_drawers(served: Served) -> tuple[str, list[str]]:
+    """A new store holding `DRAWERS` (written through REST): its name and the drawer ids."""
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    await served.api.create_store(name)
+    ids = []
+    for memory_type, content in DRAWERS:
+        draft = {"content": content, "memory_type": memory_type, "wing": "projects",
+                 "room": "projects/engram"}  # fmt: skip
+        answer = await served.api.client.post(
+            f"/v1/stores/{name}/drawers",
+            json={"drawer": draft, "allow_new_wing": True},
+            headers=served.api.admin,
+        )
+        assert answer.status_code in (200, 201), answer.text
+        ids.append(answer.json()["drawer"]["id"])
+    return name, ids
 
 
 async def sign_in(page: Page, base: str, token: str) -> None:

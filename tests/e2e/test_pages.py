@@ -4,14 +4,11 @@ write or admin action."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, serious_violations, sign_in
+from tests.e2e.conftest import ADMIN_TOKEN, serious_violations, sign_in, store_with_drawers
 from tests.e2e.test_authoring import TURNS
-from tests.e2e.test_search import DRAWERS
 from tests.gateway.conftest import Served
 
 pytestmark = pytest.mark.slow
@@ -23,25 +20,14 @@ WRITE_ACTIONS = ("new drawer", "write drawer", "create store", "create token", "
 
 
 async def _store(served: Served) -> tuple[str, str]:
-    store = f"e2e-{uuid.uuid4().hex[:8]}"
-    await served.api.create_store(store)
-    first = ""
-    for memory_type, content in DRAWERS:
-        answer = await served.api.client.post(
-            f"/v1/stores/{store}/drawers",
-            json={"drawer": {"content": content, "memory_type": memory_type, "wing": "projects",
-                             "room": "projects/engram"}, "allow_new_wing": True},
-            headers=served.api.admin,
-        )  # fmt: skip
-        assert answer.status_code in (200, 201), answer.text
-        first = first or answer.json()["drawer"]["id"]
+    store, ids = await store_with_drawers(served)
     added = await served.api.client.post(
         f"/v1/stores/{store}/raw/sessions",
         json={"session_id": "sync-1", "origin_kind": "dialog", "turns": TURNS},
         headers=served.api.admin,
     )
     assert added.status_code in (200, 201), added.text
-    return store, first
+    return store, ids[0]
 
 
 @pytest.mark.parametrize("tier", ["admin", "read"])

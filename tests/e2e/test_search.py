@@ -3,41 +3,19 @@ query's dampening profile; a read token is offered no write or admin action."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.e2e.conftest import ADMIN_TOKEN, serious_violations, sign_in
+from tests.e2e.conftest import ADMIN_TOKEN, serious_violations, sign_in, store_with_drawers
 from tests.gateway.conftest import Served
 
 pytestmark = pytest.mark.slow
-
-DRAWERS = [
-    ("decision", "The Architect decided that the API returns 404 for missing drawers."),
-    ("observation", "Kyle noticed the API returned 500 for a missing drawer last week."),
-    ("bug", "The search endpoint crashes with a KeyError when the query string is empty."),
-]
-
-
-async def _store_with_drawers(served: Served) -> str:
-    name = f"e2e-{uuid.uuid4().hex[:8]}"
-    await served.api.create_store(name)
-    for memory_type, content in DRAWERS:
-        answer = await served.api.client.post(
-            f"/v1/stores/{name}/drawers",
-            json={"drawer": {"content": content, "memory_type": memory_type, "wing": "projects",
-                            "room": "projects/engram"}, "allow_new_wing": True},
-            headers=served.api.admin,
-        )  # fmt: skip
-        assert answer.status_code in (200, 201), answer.text
-    return name
 
 
 async def test_a_search_shows_every_factor_and_the_dampening_profile(
     page: Page, served: Served
 ) -> None:
-    store = await _store_with_drawers(served)
+    store, _ = await store_with_drawers(served)
     await sign_in(page, served.url, ADMIN_TOKEN)
     await page.get_by_label("store", exact=True).select_option(store)
     await expect(page.get_by_label("mode DEFAULT")).to_be_visible()
@@ -64,7 +42,7 @@ async def test_a_search_shows_every_factor_and_the_dampening_profile(
 
 
 async def test_a_read_token_is_offered_no_write_or_admin_action(page: Page, served: Served) -> None:
-    store = await _store_with_drawers(served)
+    store, _ = await store_with_drawers(served)
     await sign_in(page, served.url, await served.api.token("read"))
     await expect(page.get_by_text("read", exact=True)).to_be_visible()
     await expect(page.get_by_role("link", name="tokens")).to_have_count(0)
