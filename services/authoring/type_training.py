@@ -35,7 +35,7 @@ def load_sentences(library: str) -> list[training.LabelledText]:
     return SETS.load(library)
 
 
-def train(library: str, embed: training.Embed) -> SentenceTypeModel:
+def train(library: str, embed: training.Embed, *, fingerprint: str = "") -> SentenceTypeModel:
     """Fit the library's classifier on the training split; validation accuracy in metadata."""
     return SETS.train(
         library,
@@ -44,4 +44,5 @@ def train(library: str, embed: training.Embed) -> SentenceTypeModel:
             library=library, labels=type_labels(library), vocabulary=vocabulary,
             weights=weights, bias=bias, dimension=dimension, metadata=metadata,
         ),
+        embedding_fingerprint=fingerprint,
     )  # fmt: skip

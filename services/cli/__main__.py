@@ -113,7 +113,7 @@ def _classifier_model(args: argparse.Namespace) -> int:
     status = 0
     for library in args.library or ("default", "companion"):
         if args.action == "train":
-            trained = trainer.train(library, embed)
+            trained = trainer.train(library, embed, fingerprint=model.fingerprint)
             training.write_model(trained.to_json(), path_of(library))
             print(
                 f"{library}: {trained.metadata['train_rows']} training rows, "

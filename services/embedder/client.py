@@ -42,11 +42,13 @@ class EmbedderClient:
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._cache_size = cache_size
         self.dimension: int | None = None
+        self.fingerprint = ""  # the served model's, once `info()` has answered
 
     async def info(self) -> embedder_pb2.InfoResponse:
         """What the embedder serves (model, dimension, limits)."""
         reply: embedder_pb2.InfoResponse = await call(self._stub.Info, embedder_pb2.InfoRequest())
         self.dimension = reply.dimension
+        self.fingerprint = reply.fingerprint
         self._request_texts = min(self._request_texts, reply.max_texts or self._request_texts)
         return reply
 

@@ -43,7 +43,7 @@ def load_queries(library: str) -> list[training.LabelledText]:
     return SETS.load(library)
 
 
-def train(library: str, embed: training.Embed) -> IntentModel:
+def train(library: str, embed: training.Embed, *, fingerprint: str = "") -> IntentModel:
     """Fit the library's classifier on the training split; validation accuracy in metadata."""
     return SETS.train(
         library,
@@ -52,4 +52,5 @@ def train(library: str, embed: training.Embed) -> IntentModel:
             library=library, labels=library_for(library).intents, vocabulary=vocabulary,
             weights=weights, bias=bias, dimension=dimension, metadata=metadata,
         ),
+        embedding_fingerprint=fingerprint,
     )  # fmt: skip

@@ -322,7 +322,9 @@ class SearchEngine:
                     field="intent",
                 )
             return IntentGuess(explicit, 1.0, None, [])
-        return load_intent_model(library.name).classify(spec.query, vector)
+        return load_intent_model(library.name).classify(
+            spec.query, vector, fingerprint=self.embedder.fingerprint
+        )
 
     def _candidates(
         self,

@@ -65,9 +65,23 @@ class LinearTextClassifier:
     def _index(self) -> dict[str, int]:
         return {term: index for index, term in enumerate(self.vocabulary)}
 
-    def features(self, text: str, vector: Vector) -> npt.NDArray[np.float64]:
+    def unfit_for(self, dimension: int, fingerprint: str) -> str:
+        """Why this classifier cannot read embeddings of the model with `fingerprint` and
+        `dimension` ("" when it can): it was trained on another model's vectors. A model
+        trained before fingerprints were recorded is judged by the dimension alone."""
+        trained_on = str(self.metadata.get("embedding_fingerprint", ""))
+        if dimension and dimension != self.dimension:
+            return f"it was trained on {self.dimension}-dimensional embeddings, not {dimension}"
+        if fingerprint and trained_on and fingerprint != trained_on:
+            return f"it was trained on another embedding model (fingerprint {trained_on[:12]})"
+        return ""
+
+    def features(self, text: str, vector: Vector | None) -> npt.NDArray[np.float64]:
         """The model's input for one text: its unit embedding, then its term indicators
-        scaled to unit length."""
+        scaled to unit length. Without a vector (one of another model) the embedding part is
+        zero: the words alone decide."""
+        if vector is None:
+            vector = np.zeros(self.dimension)
         embedding = np.asarray(vector, dtype=np.float64).reshape(-1)
         if embedding.shape[0] != self.dimension:
             raise ValueError(
@@ -83,7 +97,7 @@ class LinearTextClassifier:
             terms[hits] = 1.0 / math.sqrt(len(hits))
         return np.concatenate([embedding, terms])
 
-    def probabilities(self, text: str, vector: Vector) -> dict[str, float]:
+    def probabilities(self, text: str, vector: Vector | None) -> dict[str, float]:
         """P(label | text) for every label."""
         logits = self.features(text, vector) @ self.weights + self.bias
         logits -= logits.max()
@@ -91,7 +105,7 @@ class LinearTextClassifier:
         probs = exp / exp.sum()
         return {label: float(p) for label, p in zip(self.labels, probs, strict=True)}
 
-    def predict(self, text: str, vector: Vector) -> tuple[str, float]:
+    def predict(self, text: str, vector: Vector | None) -> tuple[str, float]:
         """The most likely label and its probability (the first label wins a tie)."""
         probs = self.probabilities(text, vector)
         best = max(self.labels, key=lambda label: probs[label])

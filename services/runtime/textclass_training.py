@@ -77,6 +77,7 @@ def train_classifier(
     l2: float,
     min_term_texts: int,
     build: Callable[[tuple[str, ...], Any, Any, int, Mapping[str, Any]], Model],
+    embedding_fingerprint: str = "",
 ) -> Model:
     """Fit on the training rows; `build(vocabulary, weights, bias, dimension, metadata)`
     makes the model, whose metadata then gains its accuracy on the validation rows."""
@@ -95,6 +96,8 @@ def train_classifier(
         "validation_rows": len(validation),
         "l2": l2,
         "min_term_texts": min_term_texts,
+        # The embedding model its vectors came from: another model's vectors are not read.
+        "embedding_fingerprint": embedding_fingerprint,
     }
     model = build(vocabulary, weights, bias, int(vectors.shape[1]), metadata)
     metadata["validation_accuracy"] = round(validation_accuracy(model, validation, embed), 4)
@@ -135,6 +138,8 @@ class LabelledSets:
         library: str,
         embed: Embed,
         build: Callable[[tuple[str, ...], Any, Any, int, Mapping[str, Any]], Model],
+        *,
+        embedding_fingerprint: str = "",
     ) -> Model:
         """Fit the library's classifier on its training rows (validation accuracy in its
         metadata)."""
@@ -142,6 +147,7 @@ class LabelledSets:
             self.load(library),
             self.labels_of(library),
             embed,
+            embedding_fingerprint=embedding_fingerprint,
             files=self.files(library),
             l2=self.l2,
             min_term_texts=self.min_term_texts,

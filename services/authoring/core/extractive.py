@@ -630,12 +630,17 @@ def _continued(
 
 
 async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Embed) -> list[str]:
-    """Each said sentence's type by the library's shipped classifier (one embedder call)."""
+    """Each said sentence's type by the library's shipped classifier (one embedder call). With
+    vectors of a dimension it was not trained on (another embedding model), the sentence's
+    words alone decide rather than the compose failing."""
     if not said:
         return []
     model = load_type_model(request.mode)
     vectors = await embed([s.text for s in said])
-    return [model.predict(s.text, v)[0] for s, v in zip(said, vectors, strict=True)]
+    fit = not model.unfit_for(int(vectors.shape[1]) if len(vectors) else 0, "")
+    return [
+        model.predict(s.text, v if fit else None)[0] for s, v in zip(said, vectors, strict=True)
+    ]
 
 
 async def compose_json(

@@ -29,6 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
 from services.runtime.textclass import LinearTextClassifier, Vector, learned_from_json
 
@@ -55,13 +57,20 @@ class IntentModel(LinearTextClassifier):
     def intents(self) -> tuple[str, ...]:
         return self.labels
 
-    def classify(self, text: str, vector: Vector) -> IntentGuess:
-        """The guess for one query: a single intent when sure, a mixture when not."""
-        probs = self.probabilities(text, vector)
+    def classify(self, text: str, vector: Vector, *, fingerprint: str = "") -> IntentGuess:
+        """The guess for one query: a single intent when sure, a mixture when not. When the
+        query was embedded by a model the classifier was not trained on (`fingerprint`, the
+        vector's dimension), its words alone decide and the reasons say so."""
+        unfit = self.unfit_for(int(np.asarray(vector).size), fingerprint)
+        probs = self.probabilities(text, None if unfit else vector)
         ordered = sorted(probs.items(), key=lambda kv: (-kv[1], self.intents.index(kv[0])))
         best, p_best = ordered[0]
         shown = ", ".join(f"{intent} {p:.2f}" for intent, p in ordered[:3])
         reasons = [f"classifier: {shown}"]
+        if unfit:
+            reasons.append(
+                f"words only: {unfit}; retrain it for this model (`engram intent-model train`)"
+            )
         words = self.top_terms(text, best)
         if words:
             reasons.append(f"words for {best}: {', '.join(w.replace('_', ' ') for w in words)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from services.authoring.core import ExtractiveInvoker, parse_output
@@ -73,3 +74,19 @@ async def test_the_composer_set_stays_above_its_floor(name: str, embedder: Embed
         assert figures["signature_verbatim"] >= 0.95, figures
     else:
         assert figures["type_accuracy"] >= 0.65, figures
+
+
+async def test_vectors_of_another_model_leave_the_words_to_type_sentences(
+    embedder: EmbedderClient,
+) -> None:
+    """An embedder serving another model (here: its vectors padded to 768 dimensions) must
+    not fail a compose: the sentence typing falls back to the sentences' words."""
+
+    async def wider(texts: list[str]) -> np.ndarray:
+        vectors = await embedder.embed(texts)
+        return np.concatenate([vectors, vectors], axis=1)
+
+    request = engineering_session()
+    said = said_sentences(request)
+    types = await type_sentences(request, said, wider)
+    assert len(types) == len(said) and all(types), types

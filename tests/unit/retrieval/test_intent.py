@@ -13,7 +13,7 @@ from services.runtime.textclass_training import data_digest
 from services.vocabulary import library_for
 
 
-def _two_word_model(strength: float) -> IntentModel:
+def _two_word_model(strength: float, fingerprint: str = "") -> IntentModel:
     """A 2-dimensional model over the default intents: 'crash' → debugging, 'plan' → planning.
     The embedding part is ignored (zero weights)."""
     intents = library_for("default").intents
@@ -28,7 +28,7 @@ def _two_word_model(strength: float) -> IntentModel:
         weights=weights,
         bias=np.zeros(len(intents)),
         dimension=2,
-        metadata={},
+        metadata={"embedding_fingerprint": fingerprint} if fingerprint else {},
     )
 
 
@@ -52,6 +52,23 @@ def test_an_unsure_guess_is_a_mixture_of_the_likely_intents() -> None:
 def test_a_model_refuses_an_embedding_of_the_wrong_dimension() -> None:
     with pytest.raises(ValueError, match="2-dimensional"):
         _two_word_model(1.0).probabilities("plan", np.zeros(384))
+
+
+def test_another_models_query_vector_is_set_aside_and_the_words_decide() -> None:
+    """A store embedded by another model (another dimension, or a fingerprint the classifier
+    was not trained on) still gets an intent: from the query's words, saying so."""
+    model = _two_word_model(20.0, fingerprint="aaaa")
+    for vector, fingerprint in ((np.zeros(384), ""), (np.array([1.0, 0.0]), "bbbb")):
+        guess = model.classify("the crash again", vector, fingerprint=fingerprint)
+        assert guess.intent == "debugging", guess
+        assert any(r.startswith("words only") and "retrain" in r for r in guess.reasons), guess
+    same = model.classify("the crash again", np.array([1.0, 0.0]), fingerprint="aaaa")
+    assert not any(r.startswith("words only") for r in same.reasons), same.reasons
+
+
+def test_the_shipped_models_name_the_embedding_model_they_were_trained_on() -> None:
+    for library in ("default", "companion"):
+        assert load_intent_model(library).metadata.get("embedding_fingerprint"), library
 
 
 def test_model_json_round_trip_keeps_every_probability() -> None:
