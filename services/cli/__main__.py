@@ -90,6 +90,7 @@ def _classifier_model(args: argparse.Namespace) -> int:
     import numpy.typing as npt
 
     from services.embedder.core import load_model, resolve_model_path
+    from services.embedder.settings import EmbedderSettings
     from services.runtime import textclass_training as training
 
     trainer: Any
@@ -105,7 +106,10 @@ def _classifier_model(args: argparse.Namespace) -> int:
 
         load, path_of, rows_of = load_type_model, type_model_path, trainer.load_sentences
 
-    model = load_model(resolve_model_path(""), device="cpu", fp16=False, torch_threads=2)
+    # The model the embedder serves (ENGRAM_EMBEDDER_MODEL; empty: the bundled one), so a
+    # retrain after a model change learns the vectors searches will give it.
+    served = EmbedderSettings().model
+    model = load_model(resolve_model_path(served), device="cpu", fp16=False, torch_threads=2)
 
     def embed(texts: list[str]) -> npt.NDArray[np.float32]:
         return model.encode(texts, batch_size=64)
