@@ -126,13 +126,22 @@ def _classifier_model(args: argparse.Namespace) -> int:
             )
             continue
         shipped = load(library)
+        unfit = shipped.unfit_for(model.dimension, model.fingerprint)
         validation = [r for r in rows_of(library) if r.split == "validation"]
-        figure = training.validation_accuracy(shipped, validation, embed)
+        figure = training.validation_accuracy(shipped, validation, None if unfit else embed)
         files = trainer.data_files(library)
-        stale = shipped.metadata.get("data_sha256") != training.data_digest(files)
+        stale = [
+            why
+            for why, holds in (
+                ("the labelled data changed since training", shipped.metadata.get("data_sha256")
+                 != training.data_digest(files)),
+                (f"{unfit}: it reads the words alone", bool(unfit)),
+            )
+            if holds
+        ]  # fmt: skip
         print(
             f"{library}: validation accuracy {figure:.3f} on {len(validation)} rows"
-            + ("; STALE: the labelled data changed since training" if stale else "")
+            + "".join(f"; STALE: {why}" for why in stale)
         )
         status = status or (1 if stale else 0)
     return status

@@ -123,7 +123,7 @@ class LinearTextClassifier:
         return [t for w, t in sorted(scored, reverse=True)[:limit] if w > 0.0]
 
     def accuracy(
-        self, texts: Sequence[str], vectors: Sequence[Vector], labels: Sequence[str]
+        self, texts: Sequence[str], vectors: Sequence[Vector | None], labels: Sequence[str]
     ) -> float:
         """Share of `texts` whose most likely label is the given one (nan when empty)."""
         if not texts:

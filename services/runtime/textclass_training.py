@@ -105,11 +105,12 @@ def train_classifier(
 
 
 def validation_accuracy(
-    model: LinearTextClassifier, rows: Sequence[LabelledText], embed: Embed
+    model: LinearTextClassifier, rows: Sequence[LabelledText], embed: Embed | None
 ) -> float:
-    """Share of `rows` the model labels right (nan when there are none)."""
+    """Share of `rows` the model labels right (nan when there are none); without `embed`
+    (vectors of another model) by the words alone, as inference then does."""
     texts = [r.text for r in rows]
-    vectors = list(embed(texts)) if texts else []
+    vectors = list(embed(texts)) if texts and embed else [None] * len(texts)
     return model.accuracy(texts, vectors, [r.label for r in rows])
 
 
