@@ -170,6 +170,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 median=summary.median,
                 p90=summary.p90,
                 mean=summary.mean,
+                histogram=summary.histogram,
             ),
             retrievals_recorded=sum(m.retrieval_count for m in metas),
             vector_backend=pool.vector_backend,

@@ -192,6 +192,10 @@ class SalienceSummary:
     median: float
     p90: float
     mean: float
+    histogram: tuple[int, ...] = ()  # SALIENCE_BINS equal bins over [0, 1]
+
+
+SALIENCE_BINS = 20
 
 
 def salience_summary(metas: Iterable[DrawerMeta], now: datetime) -> SalienceSummary:
@@ -201,12 +205,16 @@ def salience_summary(metas: Iterable[DrawerMeta], now: datetime) -> SalienceSumm
         for m in metas
     )
     if not values:
-        return SalienceSummary(0.0, 0.0, 0.0, 0.0, 0.0)
+        return SalienceSummary(0.0, 0.0, 0.0, 0.0, 0.0, (0,) * SALIENCE_BINS)
     p90 = values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
+    bins = [0] * SALIENCE_BINS
+    for value in values:
+        bins[min(SALIENCE_BINS - 1, max(0, int(value * SALIENCE_BINS)))] += 1
     return SalienceSummary(
         min=values[0],
         max=values[-1],
         median=statistics.median(values),
         p90=p90,
         mean=statistics.fmean(values),
+        histogram=tuple(bins),
     )

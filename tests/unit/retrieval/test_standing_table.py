@@ -9,7 +9,12 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from services.retrieval.core.salience import effective_salience
-from services.retrieval.pool.mirror import DrawerMeta, StandingTable
+from services.retrieval.pool.mirror import (
+    SALIENCE_BINS,
+    DrawerMeta,
+    StandingTable,
+    salience_summary,
+)
 from services.retrieval.priming import most_salient
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
@@ -51,3 +56,17 @@ def test_columns_rank_as_one_by_one() -> None:
     )[:10]
     assert got == [m.id for m in expected]
     assert not most_salient(table, np.zeros(len(metas), dtype=np.bool_), NOW, 10, frozenset())
+
+
+def test_the_salience_histogram_counts_every_drawer_in_its_bin() -> None:
+    rng = random.Random(5)
+    metas = [meta(i, rng) for i in range(300)]
+    summary = salience_summary(metas, NOW)
+    assert len(summary.histogram) == SALIENCE_BINS and sum(summary.histogram) == len(metas)
+    values = [
+        effective_salience(m.salience, m.last_activity, NOW, pinned=m.pin_status == "pinned")
+        for m in metas
+    ]
+    top = sum(1 for v in values if v >= 1 - 1 / SALIENCE_BINS)
+    assert summary.histogram[-1] == top, "1.0 (a pin at the cap) falls in the last bin"
+    assert salience_summary([], NOW).histogram == (0,) * SALIENCE_BINS

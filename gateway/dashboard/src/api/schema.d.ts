@@ -1962,6 +1962,7 @@ export interface components {
         };
         /** SalienceStats */
         "engram.v1.SalienceStats": {
+            histogram?: (number | string)[];
             max?: number;
             mean?: number;
             median?: number;

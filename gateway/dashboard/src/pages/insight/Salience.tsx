@@ -1,18 +1,22 @@
-// The salience distribution from the five figures the stats give (min, median, p90, max,
-// mean): not a histogram, so drawn as a box-plot-like bar, every mark named.
+// The salience distribution: drawers per bin of effective salience (the stats' histogram,
+// 20 equal bins over [0, 1]) with the median, p90 and mean marked on it.
 import type { S } from "../../api/client";
 import { ChartCard, Svg, fmt, ticks } from "./Chart";
 
 const W = 640;
-const H = 120;
-const LEFT = 24;
-const RIGHT = 24;
-const MID = 48;
+const H = 180;
+const LEFT = 44;
+const RIGHT = 16;
+const TOP = 16;
+const BOTTOM = 40;
+
+type Figures = Record<"min" | "median" | "p90" | "max" | "mean", number>;
 
 export function SalienceChart({ stats }: { stats: S<"engram.v1.StatsResponse"> }) {
   const drawers = Number(stats.drawers ?? 0);
   const s = stats.salience ?? {};
-  const figures = {
+  const bins = (s.histogram ?? []).map(Number);
+  const figures: Figures = {
     min: Number(s.min ?? 0),
     median: Number(s.median ?? 0),
     p90: Number(s.p90 ?? 0),
@@ -20,7 +24,7 @@ export function SalienceChart({ stats }: { stats: S<"engram.v1.StatsResponse"> }
     mean: Number(s.mean ?? 0),
   };
   const title = "salience distribution";
-  if (!drawers || !stats.salience) {
+  if (!drawers || !bins.length) {
     return (
       <ChartCard title={title} summary="No drawers yet, so no salience to picture.">
         <p className="muted">Salience appears once the store holds drawers.</p>
@@ -30,65 +34,100 @@ export function SalienceChart({ stats }: { stats: S<"engram.v1.StatsResponse"> }
   const summary =
     `Effective salience of ${drawers} drawers now: min ${fmt(figures.min)}, median ${fmt(figures.median)}, ` +
     `p90 ${fmt(figures.p90)}, max ${fmt(figures.max)}, mean ${fmt(figures.mean)}.`;
-  const axis = ticks(Math.max(1, figures.max), 4);
-  const top = axis[axis.length - 1];
-  const x = (v: number) => LEFT + (Math.max(0, v) / top) * (W - LEFT - RIGHT);
+  const counts = ticks(Math.max(1, ...bins), 4);
+  const highest = counts[counts.length - 1];
+  const width = (W - LEFT - RIGHT) / bins.length;
+  const x = (v: number) => LEFT + v * (W - LEFT - RIGHT);
+  const y = (n: number) => H - BOTTOM - (n / highest) * (H - BOTTOM - TOP);
   const flat = figures.max - figures.min < 1e-3;
+  const marks = [
+    { name: "median", value: figures.median, dash: "" },
+    { name: "p90", value: figures.p90, dash: "4 3" },
+    { name: "mean", value: figures.mean, dash: "1 3" },
+  ];
   return (
-    <ChartCard title={title} summary={summary} table={<SalienceTable figures={figures} />}>
+    <ChartCard title={title} summary={summary} table={<SalienceTable bins={bins} figures={figures} />}>
       <Svg label={summary} width={W} height={H}>
-        <line className="axis" x1={LEFT} x2={W - RIGHT} y1={H - 34} y2={H - 34} />
-        {axis.map((t) => (
-          <g key={t}>
-            <line className="axis" x1={x(t)} x2={x(t)} y1={H - 34} y2={H - 30} />
-            <text className="tick" x={x(t)} y={H - 18} textAnchor="middle">
-              {t}
+        {counts.map((n) => (
+          <g key={n}>
+            <line className="axis" x1={LEFT - 4} x2={W - RIGHT} y1={y(n)} y2={y(n)} opacity={n ? 0.3 : 1} />
+            <text className="tick" x={LEFT - 8} y={y(n) + 4} textAnchor="end">
+              {n}
             </text>
           </g>
         ))}
-        <text className="axis-label" x={W / 2} y={H - 2} textAnchor="middle">
-          effective salience (decayed, now)
+        {bins.map((n, i) => (
+          <rect key={i} className="box" x={LEFT + i * width + 1} y={y(n)} width={Math.max(1, width - 2)} height={H - BOTTOM - y(n)}>
+            <title>{`${fmt(i / bins.length, 2)}–${fmt((i + 1) / bins.length, 2)}: ${n} drawers`}</title>
+          </rect>
+        ))}
+        {[0, 0.25, 0.5, 0.75, 1].map((t) => (
+          <text key={t} className="tick" x={x(t)} y={H - BOTTOM + 16} textAnchor="middle">
+            {t}
+          </text>
+        ))}
+        {marks.map((mark) => (
+          <line
+            key={mark.name}
+            className="median"
+            x1={x(mark.value)}
+            x2={x(mark.value)}
+            y1={TOP - 6}
+            y2={H - BOTTOM}
+            strokeDasharray={mark.dash || undefined}
+          >
+            <title>{`${mark.name} ${fmt(mark.value)}`}</title>
+          </line>
+        ))}
+        <text className="axis-label" x={(LEFT + W - RIGHT) / 2} y={H - 4} textAnchor="middle">
+          effective salience (decayed, now) · bars: drawers per bin
         </text>
-        <line className="whisker" x1={x(figures.min)} x2={x(figures.max)} y1={MID} y2={MID} />
-        <line className="whisker" x1={x(figures.min)} x2={x(figures.min)} y1={MID - 10} y2={MID + 10} />
-        <line className="whisker" x1={x(figures.max)} x2={x(figures.max)} y1={MID - 10} y2={MID + 10} />
-        <rect className="box" x={x(figures.median)} y={MID - 12} width={Math.max(2, x(figures.p90) - x(figures.median))} height={24}>
-          <title>median to p90</title>
-        </rect>
-        <line className="median" x1={x(figures.median)} x2={x(figures.median)} y1={MID - 16} y2={MID + 16} />
-        <path
-          className="mean"
-          d={`M ${x(figures.mean)} ${MID - 20} l 5 -6 l -5 -6 l -5 6 z`}
-        >
-          <title>mean {fmt(figures.mean)}</title>
-        </path>
       </Svg>
       <p className="legend">
-        <span>├─┤ whiskers: min to max</span> <span>▭ box: median to p90</span> <span>│ thick line: median</span>{" "}
-        <span>◆ diamond: mean</span>
+        <span>│ solid: median</span> <span>╎ dashed: p90</span> <span>┆ dotted: mean</span>
       </p>
       {flat && <p className="muted">Every drawer has about the same salience: nothing has been retrieved or decayed apart yet.</p>}
     </ChartCard>
   );
 }
 
-function SalienceTable({ figures }: { figures: Record<"min" | "median" | "p90" | "max" | "mean", number> }) {
+function SalienceTable({ bins, figures }: { bins: number[]; figures: Figures }) {
   return (
-    <table aria-label="salience figures">
-      <thead>
-        <tr>
-          <th>figure</th>
-          <th className="num">salience</th>
-        </tr>
-      </thead>
-      <tbody>
-        {(["min", "median", "p90", "max", "mean"] as const).map((name) => (
-          <tr key={name}>
-            <td>{name}</td>
-            <td className="num">{fmt(figures[name], 4)}</td>
+    <>
+      <table aria-label="salience figures">
+        <thead>
+          <tr>
+            <th>figure</th>
+            <th className="num">salience</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {(["min", "median", "p90", "max", "mean"] as const).map((name) => (
+            <tr key={name}>
+              <td>{name}</td>
+              <td className="num">{fmt(figures[name], 4)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <table aria-label="drawers per salience bin">
+        <thead>
+          <tr>
+            <th>salience</th>
+            <th className="num">drawers</th>
+          </tr>
+        </thead>
+        <tbody>
+          {bins.map((n, i) => (
+            <tr key={i}>
+              <td>
+                {fmt(i / bins.length, 2)}–{fmt((i + 1) / bins.length, 2)}
+              </td>
+              <td className="num">{n}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
