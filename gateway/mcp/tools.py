@@ -220,7 +220,9 @@ def build_tools(
             description=_describe(
                 "Report that drawers returned by a search were actually used; this raises "
                 "their salience so useful memories stay easy to find. Report only what you "
-                "used, not everything you were shown.",
+                "used, not everything you were shown. A use counts once per search that "
+                "returned the drawer to you in the last 24 hours; others come back in "
+                "`refused` with the reason.",
                 _STORE_ARG,
             ),
         ),

@@ -25,7 +25,7 @@ from services.retrieval.priming import prime
 from services.retrieval.search import SearchOutcome, StoreView
 from services.retrieval.transfer import export_lines, import_drawers
 from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
-from services.runtime.errors import InvalidInput
+from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
@@ -196,7 +196,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     ) -> retrieval_pb2.SearchResponse:
         pool, view = await self._pool(request.store)
         outcome = await self._deps.engine.search(pool, view, convert.search_spec(request))
-        await self._log(view.name, "search", request.query, outcome)
+        await self._log(pool, view, request.store.caller_id, "search", request.query, outcome)
         return _search_response(outcome, request.include_breakdown)
 
     async def SearchBatch(
@@ -223,7 +223,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             *(self._deps.engine.search(pool, view, spec) for spec in specs)
         )
         for search, outcome in zip(request.searches, outcomes, strict=True):
-            await self._log(view.name, "search_batch", search.query, outcome)
+            caller = request.store.caller_id
+            await self._log(pool, view, caller, "search_batch", search.query, outcome)
         return retrieval_pb2.SearchBatchResponse(
             responses=[
                 _search_response(o, s.include_breakdown)
@@ -240,7 +241,14 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         # Only what made it into the pack was handed to the agent.
         handed = tuple((item.drawer_id, item.score) for item in response.items)
         await self._log(
-            view.name, "build_context_pack", request.query, outcome, started=started, results=handed
+            pool,
+            view,
+            request.store.caller_id,
+            "build_context_pack",
+            request.query,
+            outcome,
+            started=started,
+            results=handed,
         )
         return response
 
@@ -248,14 +256,34 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: retrieval_pb2.PrimeRequest, context: Context
     ) -> retrieval_pb2.PrimeResponse:
         pool, view = await self._pool(request.store)
-        return await prime(self._deps, pool, view, request)
+        primed = await prime(self._deps, pool, view, request)
+        await self._hand_over(pool, request.store.caller_id, [i.drawer_id for i in primed.items])
+        return primed
 
     async def RecordRetrieval(
         self, request: retrieval_pb2.RecordRetrievalRequest, context: Context
     ) -> retrieval_pb2.RecordRetrievalResponse:
         pool, view = await self._pool(request.store)
         started = time.perf_counter()
-        drawers = await asyncio.to_thread(record_retrieval, pool, list(request.drawer_ids), _now())
+        if not request.drawer_ids:
+            raise InvalidInput("drawer_ids is empty", field="drawer_ids")
+        missing = sorted({i for i in request.drawer_ids if pool.meta(i) is None})
+        if missing:
+            raise NotFound(f"no such drawers: {missing}", field="drawer_ids")
+        # Only a use that follows a handover to this caller counts (pool/handovers.py).
+        earned = await asyncio.to_thread(
+            pool.handovers.redeem,
+            request.store.caller_id,
+            list(request.drawer_ids),
+            time.time(),
+        )
+        refused = [
+            retrieval_pb2.RefusedRecord(drawer_id=drawer_id, reason=reason)
+            for drawer_id, reason in earned.refused
+        ]
+        if not earned.credited:
+            return retrieval_pb2.RecordRetrievalResponse(refused=refused)
+        drawers = await asyncio.to_thread(record_retrieval, pool, list(earned.credited), _now())
         await self._append(
             view.name,
             LogEntry(
@@ -271,7 +299,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         now = _now()
         for drawer in drawers:
             _with_effective_salience(drawer, now)
-        return retrieval_pb2.RecordRetrievalResponse(drawers=drawers)
+        return retrieval_pb2.RecordRetrievalResponse(drawers=drawers, refused=refused)
 
     # ------------------------------------------------------------------ links
 
@@ -380,9 +408,16 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         """Append to the store's retrieval log off the event loop (it is a file write)."""
         await asyncio.to_thread(self._deps.log_for(store).append, entry)
 
+    async def _hand_over(self, pool: DrawerPool, caller: str, drawer_ids: list[str]) -> None:
+        """`drawer_ids` went to `caller`: each may now be recorded as used, once."""
+        if drawer_ids:
+            await asyncio.to_thread(pool.handovers.hand_over, caller, drawer_ids, time.time())
+
     async def _log(
         self,
-        store: str,
+        pool: DrawerPool,
+        view: StoreView,
+        caller: str,
         op: Op,
         query: str,
         outcome: SearchOutcome,
@@ -390,18 +425,23 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         started: float | None = None,
         results: tuple[tuple[str, float | None], ...] | None = None,
     ) -> None:
+        """Log what a search handed over, and hand it over to the caller."""
         latency = (time.perf_counter() - started) * 1000 if started else outcome.timings.total_ms
+        handed = (
+            results
+            if results is not None
+            else tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits)
+        )
+        await self._hand_over(pool, caller, [drawer_id for drawer_id, _ in handed])
         await self._append(
-            store,
+            view.name,
             LogEntry(
                 at=_now(),
                 op=op,
                 query=query,
                 intent=outcome.intent,
                 intent_inferred=outcome.intent_inferred,
-                results=results
-                if results is not None
-                else tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits),
+                results=handed,
                 latency_ms=latency,
             ),
         )

@@ -129,6 +129,32 @@ async def test_batch_pack_record_and_reads(api: Api, store_name: str) -> None:
     assert provenance.json()["entries"][0]["action"] == "created"
 
 
+async def test_a_read_token_cannot_raise_a_drawer_it_was_not_shown(
+    api: Api, store_name: str
+) -> None:
+    """Recording a use is feedback, not a lever: without a search that returned the drawer to
+    this token, and beyond one record per such search, it is refused and salience stays."""
+    drawers = await _seed(api, store_name)
+    reader = await api.as_tier("read", store_name)
+    target = drawers[-1]["id"]
+    record = f"/v1/stores/{store_name}/drawers/{target}:record-retrieval"
+    for _ in range(3):
+        refused = await api.client.post(record, json={}, headers=reader)
+        assert refused.status_code == 200, refused.text
+        assert refused.json()["drawers"] == [], refused.json()
+        assert refused.json()["refused"][0]["drawer_id"] == target
+    shown = await api.client.post(
+        f"/v1/stores/{store_name}/search",
+        json={"query": "legacy XML importer", "min_score": -1, "n_results": 10},
+        headers=reader,
+    )
+    assert target in [hit["drawer"]["id"] for hit in shown.json()["results"]]
+    counted = await api.client.post(record, json={}, headers=reader)
+    twice = await api.client.post(record, json={}, headers=reader)
+    assert counted.json()["drawers"][0]["retrieval_count"] == 1, counted.json()
+    assert "already recorded" in twice.json()["refused"][0]["reason"], twice.json()
+
+
 async def test_update_delete_and_tier_rules_of_authoring(api: Api, store_name: str) -> None:
     drawers = await _seed(api, store_name)
     drawer_id = drawers[1]["id"]

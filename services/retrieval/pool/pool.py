@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 from engram.v1 import common_pb2
 
+from services.retrieval.core.usage import DEFAULT_USE_WINDOW
+from services.retrieval.pool.handovers import Handovers
 from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
@@ -99,6 +101,10 @@ class DrawerPool:
         self.links = LinkStore(location.root / "links.sqlite")
         # The ids this pool deleted: a replayed write does not bring them back.
         self.tombstones = Tombstones(location.root / "tombstones.sqlite")
+        # What searches handed to whom: a recorded use must follow one (pool/handovers.py).
+        self.handovers = Handovers(
+            location.root / "handovers.sqlite", DEFAULT_USE_WINDOW.total_seconds()
+        )
         # The model the pool's vectors are being rebuilt for (services.retrieval.reembed);
         # until it is done, searches leave the vectors alone.
         self.reembedding_to: EmbeddingIdentity | None = reembedding(location.root)
@@ -195,6 +201,7 @@ class DrawerPool:
             self.collection.vectors.close()
             self.links.close()
             self.tombstones.close()
+            self.handovers.close()
 
     # ------------------------------------------------------------------ reads
 

@@ -10,6 +10,7 @@ import grpc
 import pytest
 from engram.v1 import common_pb2, retrieval_pb2
 
+from services.retrieval.pool.handovers import ALREADY_USED, NEVER_HANDED
 from services.retrieval.pool.records import to_timestamp
 from tests.services.retrieval.conftest import RunningRetrieval
 
@@ -206,17 +207,61 @@ async def test_min_score_above_everything_is_silence(retrieval: RunningRetrieval
     assert list(reply.results) == [], "nothing clears the floor: silence is the answer"
 
 
+async def hand_over(r: RunningRetrieval, times: int = 1, caller: str = "") -> None:
+    """Searches that return obs-1 (and others) to `caller`, `times` over: each one lets that
+    caller record each drawer it returned as used once."""
+    request = retrieval_pb2.SearchRequest(
+        store=r.store(caller_id=caller), query="Engram", min_score=-1.0, n_results=50
+    )
+    answers = await asyncio.gather(*(r.stub.Search(request) for _ in range(times)))
+    assert all("obs-1" in {h.drawer.id for h in a.results} for a in answers), answers[0]
+
+
 async def test_record_retrieval_bumps_salience(retrieval: RunningRetrieval) -> None:
     await _index(retrieval)
     before = await retrieval.stub.GetDrawer(
         retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
     )
+    await hand_over(retrieval)
     reply = await retrieval.stub.RecordRetrieval(
         retrieval_pb2.RecordRetrievalRequest(store=retrieval.store(), drawer_ids=["obs-1"])
     )
     after = reply.drawers[0]
-    assert after.retrieval_count == before.retrieval_count + 1
+    assert after.retrieval_count == before.retrieval_count + 1 and not reply.refused
     assert after.salience == pytest.approx(min(1.0, before.effective_salience + 0.1), abs=1e-6)
+
+
+async def test_a_recorded_use_counts_once_per_search_that_returned_it_to_that_caller(
+    retrieval: RunningRetrieval,
+) -> None:
+    """A read token cannot raise any drawer it likes: a use counts only after a search gave
+    the drawer to the same caller, once per such search; the answer says why not."""
+    await _index(retrieval)
+    mine = retrieval.store(caller_id="tok_agent")
+
+    def record(store: common_pb2.StoreContext) -> retrieval_pb2.RecordRetrievalRequest:
+        return retrieval_pb2.RecordRetrievalRequest(store=store, drawer_ids=["obs-1"])
+
+    unseen = await retrieval.stub.RecordRetrieval(record(mine))
+    assert not unseen.drawers
+    assert [(r.drawer_id, r.reason) for r in unseen.refused] == [("obs-1", NEVER_HANDED)]
+
+    await hand_over(retrieval, caller="tok_agent")
+    first = await retrieval.stub.RecordRetrieval(record(mine))
+    again = await retrieval.stub.RecordRetrieval(record(mine))
+    other = await retrieval.stub.RecordRetrieval(record(retrieval.store(caller_id="tok_other")))
+    assert [d.id for d in first.drawers] == ["obs-1"] and not first.refused
+    assert [(r.drawer_id, r.reason) for r in again.refused] == [("obs-1", ALREADY_USED)]
+    assert [r.reason for r in other.refused] == [NEVER_HANDED], "another caller's search"
+    final = await retrieval.stub.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
+    )
+    assert final.retrieval_count == 1, "only the earned use counted"
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await retrieval.stub.RecordRetrieval(
+            retrieval_pb2.RecordRetrievalRequest(store=mine, drawer_ids=["no-such-drawer"])
+        )
+    assert missing.value.code() is grpc.StatusCode.NOT_FOUND
 
 
 async def test_concurrent_records_each_count(retrieval: RunningRetrieval) -> None:
@@ -224,6 +269,7 @@ async def test_concurrent_records_each_count(retrieval: RunningRetrieval) -> Non
     before = await retrieval.stub.GetDrawer(
         retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="obs-1")
     )
+    await hand_over(retrieval, times=48)
     request = retrieval_pb2.RecordRetrievalRequest(store=retrieval.store(), drawer_ids=["obs-1"])
     await asyncio.gather(*(retrieval.stub.RecordRetrieval(request) for _ in range(32)))
     after = await retrieval.stub.GetDrawer(

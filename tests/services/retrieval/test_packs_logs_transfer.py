@@ -12,7 +12,7 @@ import pytest
 from engram.v1 import common_pb2, retrieval_pb2
 
 from tests.services.retrieval.conftest import RunningRetrieval
-from tests.services.retrieval.test_contract import POOL, _index
+from tests.services.retrieval.test_contract import POOL, _index, hand_over
 
 
 async def test_context_pack_fits_the_budget_with_provenance_headers(
@@ -130,6 +130,7 @@ async def _import(
 
 async def test_export_then_import_reproduces_every_field(retrieval: RunningRetrieval) -> None:
     await _index(retrieval)
+    await hand_over(retrieval)
     await retrieval.stub.RecordRetrieval(
         retrieval_pb2.RecordRetrievalRequest(store=retrieval.store(), drawer_ids=["obs-1"])
     )

@@ -1912,6 +1912,7 @@ export interface components {
         /** RecordRetrievalResponse */
         "engram.v1.RecordRetrievalResponse": {
             drawers?: components["schemas"]["engram.v1.Drawer"][];
+            refused?: components["schemas"]["engram.v1.RefusedRecord"][];
         };
         /** ReembedResult */
         "engram.v1.ReembedResult": {
@@ -1935,6 +1936,11 @@ export interface components {
         "engram.v1.ReembedStoreResponse": {
             drawers?: components["schemas"]["engram.v1.ReembedStatus"];
             raw?: components["schemas"]["engram.v1.Job"];
+        };
+        /** RefusedRecord */
+        "engram.v1.RefusedRecord": {
+            drawer_id?: string;
+            reason?: string;
         };
         /** RejectedDraft */
         "engram.v1.RejectedDraft": {

@@ -74,6 +74,12 @@ function RecordRetrieval({ store, id }: { store: string; id: string }) {
           recorded: salience now {Number(after.salience ?? 0).toFixed(3)}, {after.retrieval_count ?? 0} retrievals
         </p>
       )}
+      {record.data?.refused?.map((refusal) => (
+        <p key={refusal.drawer_id} className="notice" role="status">
+          not counted: {refusal.reason}. A use counts once per search that returned this drawer to
+          your token in the last 24 hours.
+        </p>
+      ))}
     </section>
   );
 }
