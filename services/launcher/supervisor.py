@@ -3,8 +3,11 @@
 Each process is probed as its TierSpec says (gRPC health for the tiers, HTTP `/readyz` for the
 gateway) before the next one starts; the gateway gets the admin token of `dev_token.py`.
 Each child runs in its own session (process group) so a stop can signal the whole group:
-SIGTERM first, SIGKILL after the grace period. If any child dies while the stack runs, the
-others are stopped too and the launcher exits non-zero, so nothing is left half-up.
+SIGTERM first, SIGKILL after the grace period. A child that dies while the stack runs is
+restarted on the same port after a back-off (`restarts.RestartPolicy`), each step said in a
+log line; the gateway's `/readyz` names the tier that is down meanwhile. A process in a crash
+loop (more crashes than the limit inside the window) stops the stack, and the launcher exits
+non-zero, so nothing is left half-up.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ class Stack:
         self.tiers: list[RunningTier] = []
         self.run_dir = settings.run_dir
         self.admin: AdminToken | None = None
+        self._crashes: dict[str, list[float]] = {}  # when each process died (monotonic)
+        self._due: dict[str, float] = {}  # when each dead process is to be restarted
 
     def say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
@@ -113,9 +118,53 @@ class Stack:
         }
         (self.run_dir / "stack.json").write_text(json.dumps(state, indent=2))
 
-    def first_exited(self) -> RunningTier | None:
-        """A tier that died while the stack was supposed to be running."""
-        return next((t for t in self.tiers if t.process.poll() is not None), None)
+    def supervise(self, now: float) -> str | None:
+        """One round of supervision: note the processes that died, restart those whose
+        back-off is over. Returns why the stack must stop (a crash loop), else None."""
+        policy = self.settings.restart_policy
+        for tier in self.tiers:
+            name = tier.spec.name
+            if name in self._due or tier.process.poll() is None:
+                continue
+            crashes = self._crashes.setdefault(name, [])
+            crashes.append(now)
+            delay = policy.delay(crashes, now)
+            recent = len(policy.recent(crashes, now))
+            if delay is None:
+                return (
+                    f"{name} exited with code {tier.process.returncode}: {recent} crashes within "
+                    f"{policy.window_s:.0f} s, more than the {policy.limit} allowed; stopping "
+                    f"the stack (see {tier.log_path})"
+                )
+            self.say(
+                f"engram: {name} exited with code {tier.process.returncode}; restarting it in "
+                f"{delay:.0f} s (crash {recent} within {policy.window_s:.0f} s; see "
+                f"{tier.log_path})"
+            )
+            self._due[name] = now + delay
+        for tier in self.tiers:
+            due = self._due.get(tier.spec.name)
+            if due is not None and now >= due:
+                del self._due[tier.spec.name]
+                self._restart(tier)
+        return None
+
+    def _restart(self, tier: RunningTier) -> None:
+        """Start a dead tier again on its port and wait until it serves; a restart that does
+        not come up is one more crash for the next round."""
+        spec, host = tier.spec, self.settings.host
+        env = _tier_env(spec, self.settings, tier.port, self.admin)
+        tier.process = spawn_tier(spec, env, tier.log_path)
+        try:
+            wait_until_serving(
+                tier.process, spec, host, tier.port, tier.log_path, self.settings.ready_timeout_s
+            )
+        except Unavailable as error:
+            self.say(f"engram: {spec.name} did not come back: {error.message}")
+            stop_process_group(tier.process, self.settings.stop_grace_s)
+            return
+        self._write_state()
+        self.say(f"engram: {spec.name} is back (pid {tier.process.pid}, {spec.probe.ready_word})")
 
     def stop(self) -> None:
         """SIGTERM every process group (tiers in reverse, then Redis), SIGKILL stragglers."""

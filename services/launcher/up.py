@@ -24,7 +24,8 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
 
 
 def run_up(settings: LauncherSettings) -> int:
-    """Run the stack until SIGINT/SIGTERM or one of its processes dies; returns the exit code."""
+    """Run the stack until SIGINT/SIGTERM, restarting a process that dies, or until one is in
+    a crash loop; returns the exit code."""
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
     stack = Stack(settings)
@@ -39,12 +40,9 @@ def run_up(settings: LauncherSettings) -> int:
         ):
             stack.say(line)
         while True:
-            dead = stack.first_exited()
-            if dead is not None:
-                stack.say(
-                    f"engram: {dead.spec.name} exited with code {dead.process.returncode}; "
-                    f"stopping the stack (see {dead.log_path})"
-                )
+            reason = stack.supervise(time.monotonic())
+            if reason is not None:
+                stack.say(f"engram: {reason}")
                 code = 1
                 break
             time.sleep(0.5)

@@ -1,6 +1,6 @@
 """`engram up` as a real process: Redis started when none answers, every tier SERVING, the
-gateway ready with the printed development token working, and a Ctrl-C leaves no process
-behind."""
+gateway ready with the printed development token working, a tier killed with SIGKILL
+restarted on its port while the rest keeps serving, and a Ctrl-C leaves no process behind."""
 
 from __future__ import annotations
 
@@ -142,6 +142,23 @@ def test_up_starts_redis_every_tier_and_the_gateway_then_stops_without_orphans(
         assert token_file.read_text().strip() == token, "the printed token is the kept one"
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600, "an admin token: owner only"
         assert f"http://127.0.0.1:{ports['gateway']}/docs" in output.text
+        _assert_gateway_takes_the_printed_token(ports["gateway"], token)
+
+        # A tier dies (kill -9): the launcher restarts it; meanwhile /readyz names it.
+        corpus = next(t for t in state["tiers"] if t["name"] == "corpus")
+        os.kill(corpus["pid"], signal.SIGKILL)
+        with httpx.Client(base_url=f"http://127.0.0.1:{ports['gateway']}", trust_env=False) as http:
+            _wait_for(
+                lambda: http.get("/readyz").status_code == 503, 20, "/readyz to report corpus"
+            )
+            assert http.get("/readyz").json()["tiers"]["corpus"] != "SERVING"
+        _wait_for(lambda: "corpus is back" in output.text, 120, "the corpus tier to come back")
+        assert "corpus exited with code -9; restarting it" in output.text, output.text
+        assert launcher.poll() is None, "one dead tier must not stop the stack"
+        state = json.loads(state_file.read_text())
+        restarted = next(t for t in state["tiers"] if t["name"] == "corpus")
+        assert restarted["pid"] != corpus["pid"] and restarted["port"] == corpus["port"]
+        _assert_grpc_serving("engram.v1.CorpusService", corpus["port"])
         _assert_gateway_takes_the_printed_token(ports["gateway"], token)
 
         pids = [state["redis"]["pid"], *(t["pid"] for t in state["tiers"])]
