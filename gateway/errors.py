@@ -52,7 +52,20 @@ def error_response(error: EngramError) -> JSONResponse:
 
 async def _engram_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, EngramError)
-    return error_response(error)
+    answer = error_response(error)
+    if answer.status_code >= 500:
+        # A 5xx is the system's failure, never the caller's: it always leaves a trace (a tier
+        # that failed, a dependency that is down), with where it surfaced.
+        logger.error(
+            "%s %s answered %d %s: %s",
+            request.method,
+            request.url.path,
+            answer.status_code,
+            error.code,
+            error.message,
+            exc_info=error,
+        )
+    return answer
 
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:
