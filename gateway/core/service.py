@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, date, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
 from engram.v1 import common_pb2, embedder_pb2, gateway_pb2, retrieval_pb2
 
+from gateway.core import audit
 from gateway.core.access import Tiers
+from gateway.core.audit import AuditLog
 from gateway.core.authoring_ops import AuthoringOperations
 from gateway.core.corpus_ops import CorpusOperations
 from gateway.core.drawer_ops import DrawerOperations
@@ -63,6 +67,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         max_upload_bytes: int,
         stream_deadline_s: float,
         sse_poll_s: float = 1.0,
+        audit_log: AuditLog | None = None,
     ) -> None:
         super().__init__(
             registry=registry,
@@ -71,20 +76,96 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
             stream_deadline_s=stream_deadline_s,
         )
         self.tokens = tokens
+        self.audit = audit_log
         self._jobs = jobs
         self._sse_poll_s = sse_poll_s
 
     def operation(self, name: str) -> Callable[..., Awaitable[Any]]:
         """What serves operation `name` for every face: the gateway's own method where it has
         one (its own state, streams, extra steps), else the forwarder the operation table
-        declares. LookupError for a name that is neither."""
+        declares; an operation that changes state is audited on the way (`core/audit.py`).
+        LookupError for a name that is neither."""
         own = getattr(self, name, None)
+        served: Callable[..., Awaitable[Any]]
         if callable(own) and name in OPERATIONS:
-            return cast(Callable[..., Awaitable[Any]], own)
-        op = OPERATIONS.get(name)
-        if op is None or op.served_by == "gateway" or op.client_streaming or op.server_streaming:
-            raise LookupError(f"no gateway operation {name!r}")
-        return functools.partial(self.forward, op)
+            served = cast(Callable[..., Awaitable[Any]], own)
+        else:
+            op = OPERATIONS.get(name)
+            if (
+                op is None
+                or op.served_by == "gateway"
+                or op.client_streaming
+                or op.server_streaming
+            ):
+                raise LookupError(f"no gateway operation {name!r}")
+            served = functools.partial(self.forward, op)
+        if OPERATIONS[name].effect == "reads" or self.audit is None:
+            return served
+        return functools.partial(self._audited, name, served)
+
+    async def _audited(
+        self,
+        name: str,
+        served: Callable[..., Awaitable[Any]],
+        principal: Principal,
+        request: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """Run a state-changing operation and record how it ended, refused or not."""
+        assert self.audit is not None
+        try:
+            answer = await served(principal, request, *args, **kwargs)
+        except EngramError as error:
+            await asyncio.to_thread(
+                self.audit.append, audit.event(principal, name, request, None, error.code)
+            )
+            raise
+        await asyncio.to_thread(
+            self.audit.append, audit.event(principal, name, request, answer, "ok")
+        )
+        return answer
+
+    async def list_audit_events(
+        self, principal: Principal, request: gateway_pb2.ListAuditEventsRequest
+    ) -> gateway_pb2.ListAuditEventsResponse:
+        """The audit log, newest first; a store-scoped admin sees its stores' events only."""
+        principal.require(Tier.ADMIN, "reading the audit log")
+        if request.store:
+            principal.require_store(request.store)
+        today = datetime.now(UTC).date()
+        until = _day(request.until, "until") or today
+        since = _day(request.since, "since") or until - timedelta(days=7)
+        limit = request.limit or 200
+        if limit > _MAX_AUDIT_EVENTS:
+            raise InvalidInput(f"limit is at most {_MAX_AUDIT_EVENTS}", field="limit")
+        answer = gateway_pb2.ListAuditEventsResponse()
+        if self.audit is None:
+            return answer
+        events = await asyncio.to_thread(
+            lambda: list(
+                itertools.islice(
+                    (
+                        e
+                        for e in self.audit.read(since, until)  # type: ignore[union-attr]
+                        if (not request.store or e.store == request.store)
+                        and (principal.stores is None or e.store in principal.stores)
+                    ),
+                    limit,
+                )
+            )
+        )
+        for event in events:
+            shown = answer.events.add(
+                token_id=event.token_id,
+                tier=int(Tier.parse(event.tier)),  # type: ignore[arg-type]
+                operation=event.operation,
+                store=event.store,
+                targets=list(event.targets),
+                outcome=event.outcome,
+            )
+            shown.at.FromDatetime(datetime.fromisoformat(event.at))
+        return answer
 
     def authenticate(self, token: str) -> Principal:
         """The principal of a bearer token (Unauthenticated when it is not valid)."""
@@ -339,6 +420,20 @@ def _scope_escalation() -> PermissionDenied:
     return PermissionDenied(
         "a token cannot grant or revoke access to stores outside its own scope", field="stores"
     )
+
+
+_MAX_AUDIT_EVENTS = 5000
+
+
+def _day(value: str, field: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{field} must be a date, YYYY-MM-DD; got {value!r}", field=field
+        ) from None
 
 
 def gateway_version() -> str:

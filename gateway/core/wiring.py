@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from gateway.core.audit import AuditLog
 from gateway.core.jobs import JobBoard
 from gateway.core.lock import StateLock
 from gateway.core.registry import StoreRegistry
@@ -79,6 +80,7 @@ class GatewayDeps:
             max_upload_bytes=settings.max_upload_bytes,
             stream_deadline_s=settings.stream_deadline_s,
             sse_poll_s=settings.sse_poll_s,
+            audit_log=AuditLog(settings.state_dir / "audit"),
         )
         self._warm_up = asyncio.create_task(self.gateway.warm_up())
         return self.gateway

@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * write and admin actions, newest first: who, what, which store, how it ended
+         * @description write and admin actions, newest first: who, what, which store, how it ended
+         */
+        get: operations["list_audit_events_v1_audit_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -1275,6 +1295,17 @@ export interface components {
             chunks?: components["schemas"]["engram.v1.RawChunk"][];
             session_id?: string;
         };
+        /** AuditEvent */
+        "engram.v1.AuditEvent": {
+            /** Format: date-time */
+            at?: string;
+            operation?: string;
+            outcome?: string;
+            store?: string;
+            targets?: string[];
+            tier?: components["schemas"]["engram.v1.CallerTier"];
+            token_id?: string;
+        };
         /** AuthorityProfile */
         "engram.v1.AuthorityProfile": {
             default_tier?: components["schemas"]["engram.v1.AuthorityTier"];
@@ -1721,6 +1752,10 @@ export interface components {
          * @enum {string}
          */
         "engram.v1.LinkType": "LINK_TYPE_UNSPECIFIED" | "LINK_TYPE_SUPERSEDES" | "LINK_TYPE_CAUSED_BY" | "LINK_TYPE_RELATES_TO" | "LINK_TYPE_IMPLEMENTS" | "LINK_TYPE_REVERTS" | "LINK_TYPE_CONTRADICTS";
+        /** ListAuditEventsResponse */
+        "engram.v1.ListAuditEventsResponse": {
+            events?: components["schemas"]["engram.v1.AuditEvent"][];
+        };
         /** ListConsolidationsResponse */
         "engram.v1.ListConsolidationsResponse": {
             consolidations?: components["schemas"]["engram.v1.Consolidation"][];
@@ -2348,6 +2383,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+        };
+    };
+    list_audit_events_v1_audit_get: {
+        parameters: {
+            query?: {
+                store?: string;
+                since?: string;
+                until?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["engram.v1.ListAuditEventsResponse"];
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

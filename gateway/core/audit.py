@@ -1,0 +1,143 @@
+"""The audit log: every write and admin action, on every face — who, what, which store, when,
+and how it ended; never drawer text.
+
+`Gateway.operation` is the one door every face (REST, public gRPC, MCP, the dashboard through
+REST) goes through, so it wraps each operation whose effect is not a read (the operation
+table's `effect`) and records one event when the call ends, refused or not. Events are JSON
+lines, one file per UTC day under `<state_dir>/audit/`, appended and never rewritten; reading
+them is `ListAuditEvents` (admin; a store-scoped admin sees its stores' events only).
+
+What an event holds is chosen so the log can be kept and shared: the token's id and tier, the
+operation's name, the store, the ids the request names (a drawer, a file, a link, a token, a
+job, a prompt version) and the outcome ("ok" or the error code). Contents, queries, reasons and
+secrets are never read from the request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from google.protobuf.message import Message
+
+from gateway.core.principal import Principal
+
+# Request fields that name what an action was done to: ids only, never text.
+_TARGET_FIELDS: Final = (
+    "id",
+    "drawer_id",
+    "from_id",
+    "to_id",
+    "file_id",
+    "version",
+    "session_id",
+    "path",
+)
+_TARGET_LISTS: Final = ("drawer_ids", "file_ids", "session_ids", "proposal_ids")
+MAX_TARGETS: Final = 20
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    at: str  # ISO 8601, UTC
+    token_id: str
+    tier: str  # read | write | admin
+    operation: str
+    store: str
+    targets: tuple[str, ...]
+    outcome: str  # "ok", or the error code
+
+
+def _get(message: Message, field: str) -> Any:
+    """A field of a message known only by name."""
+    return getattr(message, field)
+
+
+def store_of(request: object) -> str:
+    """The store a request acts on ("" for one that names none: tokens)."""
+    if not isinstance(request, Message):
+        return ""
+    fields = request.DESCRIPTOR.fields_by_name
+    if "store" in fields:
+        store = _get(request, "store")
+        return str(_get(store, "name") if isinstance(store, Message) else store)
+    if "spec" in fields:
+        return str(_get(_get(request, "spec"), "name"))
+    if "name" in fields and request.DESCRIPTOR.name.endswith("StoreRequest"):
+        return str(_get(request, "name"))
+    return ""
+
+
+def targets_of(request: object, answer: object = None) -> tuple[str, ...]:
+    """The ids a request names, and the id of what it created."""
+    found: list[str] = []
+    for message in (request, answer):
+        if not isinstance(message, Message):
+            continue
+        fields = message.DESCRIPTOR.fields_by_name
+        for name in _TARGET_FIELDS:
+            value = _get(message, name) if name in fields else ""
+            if isinstance(value, str) and value:
+                found.append(value)
+        for name in _TARGET_LISTS:
+            if name in fields:
+                found.extend(str(v) for v in _get(message, name))
+        for holder in ("info", "drawer"):  # what a create or a write answered with
+            if message is not answer or holder not in fields:
+                continue
+            held = _get(message, holder)
+            held_id = _get(held, "id") if isinstance(held, Message) else ""
+            if held_id:
+                found.append(str(held_id))
+    return tuple(dict.fromkeys(found))[:MAX_TARGETS]
+
+
+def event(
+    principal: Principal, operation: str, request: object, answer: object, outcome: str
+) -> AuditEvent:
+    return AuditEvent(
+        at=datetime.now(UTC).isoformat(),
+        token_id=principal.token_id,
+        tier=principal.tier.label,
+        operation=operation,
+        store=store_of(request),
+        targets=targets_of(request, answer),
+        outcome=outcome,
+    )
+
+
+class AuditLog:
+    """Append-only JSONL files, one per UTC day, under `directory`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._lock = threading.Lock()
+
+    def _file(self, day: date) -> Path:
+        return self.directory / f"{day.isoformat()}.jsonl"
+
+    def append(self, entry: AuditEvent) -> None:
+        line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
+        day = datetime.fromisoformat(entry.at).date()
+        with self._lock:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with self._file(day).open("a", encoding="utf-8") as out:
+                out.write(line)
+
+    def read(self, since: date, until: date) -> Iterator[AuditEvent]:
+        """Events from `since` to `until` (inclusive), newest first."""
+        day = until
+        while day >= since:
+            path = self._file(day)
+            if path.is_file():
+                lines = path.read_text(encoding="utf-8").splitlines()
+                for line in reversed(lines):
+                    data: dict[str, Any] = json.loads(line)
+                    data["targets"] = tuple(data.get("targets", ()))
+                    yield AuditEvent(**data)
+            day -= timedelta(days=1)
