@@ -32,7 +32,7 @@ from gateway.core.jobs import JobBoard
 from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
 from gateway.core.registry import StoreRegistry
-from gateway.core.tokens import TokenRecord, TokenStore
+from gateway.core.tokens import DEFAULT_GRACE_S, TokenRecord, TokenStore
 from services.runtime.errors import (
     EngramError,
     FailedPrecondition,
@@ -291,7 +291,8 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         stores = list(request.stores) or None
         if not principal.covers(stores):
             raise _scope_escalation()
-        record, token = self.tokens.create(Tier(request.tier), stores, request.label)
+        expires = request.expires_at.ToDatetime(UTC) if request.HasField("expires_at") else None
+        record, token = self.tokens.create(Tier(request.tier), stores, request.label, expires)
         return gateway_pb2.CreateTokenResponse(info=token_info(record), token=token)
 
     async def list_tokens(
@@ -300,6 +301,17 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         principal.require(Tier.ADMIN, "listing tokens")
         visible = [r for r in self.tokens.list() if principal.covers(r.stores)]
         return gateway_pb2.ListTokensResponse(tokens=[token_info(r) for r in visible])
+
+    async def rotate_token(
+        self, principal: Principal, request: gateway_pb2.RotateTokenRequest
+    ) -> gateway_pb2.CreateTokenResponse:
+        """A new secret for the grant; the old one works for the grace period."""
+        principal.require(Tier.ADMIN, "rotating a token")
+        if not principal.covers(self.tokens.get(request.id).stores):
+            raise _scope_escalation()
+        grace = request.grace_s if request.HasField("grace_s") else DEFAULT_GRACE_S
+        record, token = self.tokens.rotate(request.id, grace)
+        return gateway_pb2.CreateTokenResponse(info=token_info(record), token=token)
 
     async def revoke_token(
         self, principal: Principal, request: gateway_pb2.RevokeTokenRequest
@@ -413,6 +425,10 @@ def token_info(record: TokenRecord) -> gateway_pb2.TokenInfo:
     info.created_at.FromDatetime(record.created_at)
     if record.last_used_at is not None:
         info.last_used_at.FromDatetime(record.last_used_at)
+    if record.expires_at is not None:
+        info.expires_at.FromDatetime(record.expires_at)
+    if record.previous_valid_until is not None:
+        info.previous_valid_until.FromDatetime(record.previous_valid_until)
     return info
 
 

@@ -1219,6 +1219,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens/{id}:rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * a new secret for a token's grant; the old one works for a grace period
+         * @description a new secret for a token's grant; the old one works for a grace period
+         */
+        post: operations["rotate_token_v1_tokens__id__rotate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/whoami": {
         parameters: {
             query?: never;
@@ -1478,6 +1498,8 @@ export interface components {
         };
         /** CreateTokenRequest */
         "engram.v1.CreateTokenRequest": {
+            /** Format: date-time */
+            expires_at?: string;
             label?: string;
             stores?: string[];
             tier?: components["schemas"]["engram.v1.CallerTier"];
@@ -2001,6 +2023,10 @@ export interface components {
             count?: number | string;
             room?: string;
         };
+        /** RotateTokenRequest */
+        "engram.v1.RotateTokenRequest-without-id": {
+            grace_s?: number;
+        };
         /** SalienceStats */
         "engram.v1.SalienceStats": {
             histogram?: (number | string)[];
@@ -2249,10 +2275,14 @@ export interface components {
         "engram.v1.TokenInfo": {
             /** Format: date-time */
             created_at?: string;
+            /** Format: date-time */
+            expires_at?: string;
             id?: string;
             label?: string;
             /** Format: date-time */
             last_used_at?: string;
+            /** Format: date-time */
+            previous_valid_until?: string;
             stores?: string[];
             tier?: components["schemas"]["engram.v1.CallerTier"];
         };
@@ -5491,6 +5521,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["engram.v1.RevokeTokenResponse"];
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotate_token_v1_tokens__id__rotate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["engram.v1.RotateTokenRequest-without-id"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["engram.v1.CreateTokenResponse"];
                 };
             };
             /** @description refused; `error.message` says why */
