@@ -35,6 +35,13 @@ export function TokensPage() {
 function TokenAdmin() {
   const tokens = useQuery({ queryKey: ["tokens"], queryFn: () => api("get", "/v1/tokens") });
   const [revoking, setRevoking] = useState<Token | null>(null);
+  const queries = useQueryClient();
+  // A new secret for the same grant; the previous one keeps working for an hour (the default
+  // grace), so whoever holds it can switch first.
+  const rotate = useMutation({
+    mutationFn: (token: Token) => api("post", "/v1/tokens/{id}:rotate", { path: { id: token.id ?? "" }, body: {} }),
+    onSuccess: () => queries.invalidateQueries({ queryKey: ["tokens"] }),
+  });
   const list = tokens.data?.tokens ?? [];
   return (
     <div>
@@ -43,7 +50,9 @@ function TokenAdmin() {
         {tokens.isLoading && <Loading what="tokens" />}
         <ErrorNote error={tokens.error} />
         {tokens.data && !list.length && <p className="muted">No tokens.</p>}
-        {!!list.length && <TokenTable tokens={list} onRevoke={setRevoking} />}
+        {!!list.length && <TokenTable tokens={list} onRevoke={setRevoking} onRotate={(t) => rotate.mutate(t)} />}
+        <ErrorNote error={rotate.error} />
+        {rotate.data?.token && <NewToken answer={rotate.data} onDismiss={() => rotate.reset()} />}
       </Card>
       {revoking && <RevokeToken token={revoking} onDone={() => setRevoking(null)} />}
     </div>
@@ -54,7 +63,15 @@ function nameOf(token: Token): string {
   return token.label || token.id || "";
 }
 
-function TokenTable({ tokens, onRevoke }: { tokens: Token[]; onRevoke: (token: Token) => void }) {
+function TokenTable({
+  tokens,
+  onRevoke,
+  onRotate,
+}: {
+  tokens: Token[];
+  onRevoke: (token: Token) => void;
+  onRotate: (token: Token) => void;
+}) {
   const me = useWhoAmI().data?.id;
   return (
     <table aria-label="tokens">
@@ -66,6 +83,7 @@ function TokenTable({ tokens, onRevoke }: { tokens: Token[]; onRevoke: (token: T
           <th>label</th>
           <th>created</th>
           <th>last used</th>
+          <th>expires</th>
           <th>actions</th>
         </tr>
       </thead>
@@ -87,7 +105,16 @@ function TokenTable({ tokens, onRevoke }: { tokens: Token[]; onRevoke: (token: T
               <td>{token.label || <span className="muted">—</span>}</td>
               <td className="count">{when(token.created_at)}</td>
               <td className="count">{token.last_used_at ? when(token.last_used_at) : "never"}</td>
+              <td className="count">
+                {token.expires_at ? when(token.expires_at) : "never"}
+                {token.previous_valid_until && (
+                  <div className="muted">previous secret until {when(token.previous_valid_until)}</div>
+                )}
+              </td>
               <td>
+                <button type="button" onClick={() => onRotate(token)}>
+                  rotate<span className="sr-only"> {nameOf(token)}</span>
+                </button>{" "}
                 <button type="button" className="danger" onClick={() => onRevoke(token)}>
                   revoke<span className="sr-only"> {nameOf(token)}</span>
                 </button>
@@ -106,11 +133,13 @@ function CreateToken() {
   const [tier, setTier] = useState<Tier>("CALLER_TIER_READ");
   const [picked, setPicked] = useState<string[]>([]);
   const [label, setLabel] = useState("");
+  const [expires, setExpires] = useState("");
   const create = useMutation({
     mutationFn: (body: S<"engram.v1.CreateTokenRequest">) => api("post", "/v1/tokens", { body }),
     onSuccess: async () => {
       await queries.invalidateQueries({ queryKey: ["tokens"] });
       setLabel("");
+      setExpires("");
       setPicked([]);
     },
   });
@@ -122,7 +151,12 @@ function CreateToken() {
         aria-label="create a token"
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate({ tier, stores: picked, label: label.trim() });
+          create.mutate({
+            tier,
+            stores: picked,
+            label: label.trim(),
+            ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+          });
         }}
       >
         <div className="row">
@@ -143,6 +177,12 @@ function CreateToken() {
               label
             </label>
             <input id="token-label" value={label} placeholder="e.g. ci-agent" onChange={(e) => setLabel(e.target.value)} />
+          </div>
+          <div>
+            <label className="label" htmlFor="token-expires">
+              expires (optional, local time)
+            </label>
+            <input id="token-expires" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
           </div>
         </div>
         <fieldset className="checks">
