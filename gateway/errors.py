@@ -10,6 +10,7 @@ with its traceback.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from services.runtime.errors import EngramError, InvalidInput, status_for
+from services.runtime.errors import EngramError, InvalidInput, Overloaded, status_for
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ def error_response(error: EngramError) -> JSONResponse:
     )
     details = {"field": error.field} if error.field else {}
     headers = {"WWW-Authenticate": 'Bearer realm="engram"'} if status == 401 else None
+    if isinstance(error, Overloaded) and error.retry_after_s > 0:
+        headers = {"Retry-After": str(max(1, math.ceil(error.retry_after_s)))}
     return JSONResponse(
         error_body(error.code, error.message, details), status_code=status, headers=headers
     )

@@ -77,6 +77,12 @@ class GatewaySettings(BaseSettings):
     sse_poll_s: float = Field(
         1.0, gt=0, description="job progress streams re-read the job this often when quiet"
     )
+    rate_limit_per_s: float = Field(
+        100.0, ge=0, description="calls a second each token may make on average (0: no limit)"
+    )
+    rate_limit_burst: float = Field(
+        400.0, ge=1, description="calls a token may make at once before the average applies"
+    )
     dashboard_dir: Path | None = Field(
         None,
         description="the operator dashboard's built bundle, served at /dashboard/ (unset: "

@@ -15,6 +15,7 @@ import asyncio
 import functools
 import itertools
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
@@ -31,6 +32,7 @@ from gateway.core.drawer_ops import DrawerOperations
 from gateway.core.jobs import JobBoard
 from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
+from gateway.core.ratelimit import RateLimiter
 from gateway.core.registry import StoreRegistry
 from gateway.core.tokens import DEFAULT_GRACE_S, TokenRecord, TokenStore
 from services.runtime.errors import (
@@ -38,6 +40,7 @@ from services.runtime.errors import (
     FailedPrecondition,
     InvalidInput,
     NotFound,
+    Overloaded,
     PermissionDenied,
     Unavailable,
 )
@@ -68,6 +71,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         stream_deadline_s: float,
         sse_poll_s: float = 1.0,
         audit_log: AuditLog | None = None,
+        rate_limit: RateLimiter | None = None,
     ) -> None:
         super().__init__(
             registry=registry,
@@ -77,6 +81,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         )
         self.tokens = tokens
         self.audit = audit_log
+        self.rate_limit = rate_limit
         self._jobs = jobs
         self._sse_poll_s = sse_poll_s
 
@@ -99,11 +104,9 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
             ):
                 raise LookupError(f"no gateway operation {name!r}")
             served = functools.partial(self.forward, op)
-        if OPERATIONS[name].effect == "reads" or self.audit is None:
-            return served
-        return functools.partial(self._audited, name, served)
+        return functools.partial(self._guarded, name, served)
 
-    async def _audited(
+    async def _guarded(
         self,
         name: str,
         served: Callable[..., Awaitable[Any]],
@@ -112,8 +115,18 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         *args: Any,
         **kwargs: Any,
     ) -> Any:
-        """Run a state-changing operation and record how it ended, refused or not."""
-        assert self.audit is not None
+        """Run an operation within its token's rate limit; one that changes state is
+        audited, refused or not."""
+        if self.rate_limit is not None:
+            wait = self.rate_limit.take(principal.token_id, time.monotonic())
+            if wait > 0:
+                raise Overloaded(
+                    f"this token is over its rate limit ({self.rate_limit.rate_per_s:g} calls "
+                    f"a second, bursts of {self.rate_limit.burst:g}): retry in {wait:.1f} s",
+                    retry_after_s=wait,
+                )
+        if OPERATIONS[name].effect == "reads" or self.audit is None:
+            return await served(principal, request, *args, **kwargs)
         try:
             answer = await served(principal, request, *args, **kwargs)
         except EngramError as error:

@@ -14,6 +14,7 @@ import grpc
 from gateway.core.audit import AuditLog
 from gateway.core.jobs import JobBoard
 from gateway.core.lock import StateLock
+from gateway.core.ratelimit import RateLimiter
 from gateway.core.registry import StoreRegistry
 from gateway.core.service import Gateway, Tiers
 from gateway.core.tokens import TokenStore
@@ -81,6 +82,9 @@ class GatewayDeps:
             stream_deadline_s=settings.stream_deadline_s,
             sse_poll_s=settings.sse_poll_s,
             audit_log=AuditLog(settings.state_dir / "audit"),
+            rate_limit=RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+            if settings.rate_limit_per_s > 0
+            else None,
         )
         self._warm_up = asyncio.create_task(self.gateway.warm_up())
         return self.gateway

@@ -199,6 +199,8 @@ def run(quick: bool) -> dict[str, Any]:
                             **common,
                             "ENGRAM_AUTHORING_ADDR": authoring,
                             "ENGRAM_GATEWAY_ADMIN_TOKEN": token,
+                            # The overhead measured, not the per-token limit's throttle.
+                            "ENGRAM_GATEWAY_RATE_LIMIT_PER_S": "0",
                             "ENGRAM_GATEWAY_GRPC_PORT": str(grpc_port),
                             "ENGRAM_GATEWAY_LOG_LEVEL": "WARNING",
                         }

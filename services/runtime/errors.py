@@ -53,9 +53,14 @@ class TooLarge(EngramError):
 
 
 class Overloaded(EngramError):
-    """Too many requests right now; retrying later will work."""
+    """Too many requests right now; retrying later will work (after `retry_after_s`, when
+    known: HTTP answers it as Retry-After)."""
 
     code = "overloaded"
+
+    def __init__(self, message: str, *, field: str = "", retry_after_s: float = 0.0) -> None:
+        super().__init__(message, field=field)
+        self.retry_after_s = retry_after_s
 
 
 class Unavailable(EngramError):
