@@ -32,6 +32,10 @@ class ClientPolicy:
     max_backoff_s: float = 2.0
     backoff_multiplier: float = 2.0
     max_message_bytes: int = 64 * 1024 * 1024
+    # How soon a channel tries again to reach a peer that went away (a restarted tier): gRPC's
+    # own default backs off to 120 s, so a tier back within seconds would look down for
+    # minutes. Capped low: a reconnect attempt to a loopback or cluster address is cheap.
+    max_reconnect_backoff_s: float = 2.0
 
 
 def _service_config(policy: ClientPolicy) -> str:
@@ -103,6 +107,9 @@ def create_channel(target: str, policy: ClientPolicy | None = None) -> grpc.aio.
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.max_send_message_length", policy.max_message_bytes),
         ("grpc.max_receive_message_length", policy.max_message_bytes),
+        ("grpc.initial_reconnect_backoff_ms", 250),
+        ("grpc.min_reconnect_backoff_ms", 250),
+        ("grpc.max_reconnect_backoff_ms", int(policy.max_reconnect_backoff_s * 1000)),
     ]
     return grpc.aio.insecure_channel(
         target, options=options, interceptors=[_DefaultDeadline(policy.deadline_s)]

@@ -159,6 +159,9 @@ def test_up_starts_redis_every_tier_and_the_gateway_then_stops_without_orphans(
         restarted = next(t for t in state["tiers"] if t["name"] == "corpus")
         assert restarted["pid"] != corpus["pid"] and restarted["port"] == corpus["port"]
         _assert_grpc_serving("engram.v1.CorpusService", corpus["port"])
+        with httpx.Client(base_url=f"http://127.0.0.1:{ports['gateway']}", trust_env=False) as http:
+            # The gateway's channel reconnects within its capped back-off (2 s).
+            _wait_for(lambda: http.get("/readyz").status_code == 200, 15, "/readyz ready again")
         _assert_gateway_takes_the_printed_token(ports["gateway"], token)
 
         pids = [state["redis"]["pid"], *(t["pid"] for t in state["tiers"])]
