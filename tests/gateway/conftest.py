@@ -13,28 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 import pytest
-import redis
 import uvicorn
 from fastapi import FastAPI
 
 from gateway.app import create_app
 from gateway.core.wiring import GatewayDeps
 from gateway.settings import GatewaySettings
-from services.authoring.__main__ import build_deps as build_authoring_deps
-from services.authoring.__main__ import build_worker as build_authoring_worker
 from services.authoring.invokers import ApiKeys
-from services.authoring.server import create_server as create_authoring_server
-from services.authoring.settings import AuthoringSettings
-from services.corpus.__main__ import build_deps as build_corpus_deps
-from services.corpus.__main__ import build_worker as build_corpus_worker
-from services.corpus.server import create_server as create_corpus_server
-from services.embedder.client import EmbedderClient
-from services.runtime.settings import StorageSettings
-from tests.services.corpus.conftest import corpus_settings
-from tests.services.retrieval.conftest import start_retrieval, stop_retrieval
+from tests.services.authoring.conftest import clean_queues, running_stack
 
 ADMIN_TOKEN = "egm_test-admin-" + secrets.token_urlsafe(16)
 TIERS = ("read", "write", "admin")
@@ -58,79 +46,20 @@ async def tiers(
     tmp_path_factory: pytest.TempPathFactory, embedder_addr: str, redis_url: str
 ) -> AsyncIterator[Tiers]:
     root = tmp_path_factory.mktemp("gateway-stack")
-    suffix = uuid.uuid4().hex[:8]
-    corpus_queue, authoring_queue = f"test:gw-corpus:{suffix}", f"test:gw-authoring:{suffix}"
-    retrieval = await start_retrieval(root / "retrieval", embedder_addr)
-
-    corpus_embedder = EmbedderClient(embedder_addr)
-    corpus_deps = build_corpus_deps(
-        corpus_settings(root / "corpus", redis_url, corpus_queue, job_lease_s=5.0),
-        StorageSettings(vector_backend="edge"),
-        corpus_embedder,
-    )
-    info = await corpus_embedder.info()
-    corpus_deps.stores.set_embedding(info.model, info.fingerprint, info.dimension)
-    await corpus_deps.jobs.connect()
-    corpus_worker = build_corpus_worker(corpus_deps)
-    corpus_task = asyncio.create_task(corpus_worker.run())
-    corpus_tier = create_corpus_server(corpus_deps.settings, corpus_deps)
-    await corpus_tier.start()
-    await corpus_tier.set_serving(True)
-
-    authoring_settings = AuthoringSettings(
-        host="127.0.0.1",
-        port=0,
-        data_dir=root / "authoring",
-        redis_url=redis_url,
-        job_queue=authoring_queue,
-        job_lease_s=10.0,
-    )
-    to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
-    to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
-    authoring_deps = build_authoring_deps(
-        authoring_settings,
-        retrieval=to_retrieval,
-        corpus=to_corpus,
-        embedder=corpus_embedder,  # one client serves both tiers' calls in this process
-        keys=ApiKeys({}),
-    )
-    await authoring_deps.jobs.connect()
-    authoring_worker = build_authoring_worker(authoring_deps)
-    authoring_task = asyncio.create_task(authoring_worker.run())
-    authoring_tier = create_authoring_server(authoring_settings, authoring_deps)
-    await authoring_tier.start()
-    await authoring_tier.set_serving(True)
-
-    yield Tiers(
-        retrieval_addr=f"127.0.0.1:{retrieval.tier.port}",
-        corpus_addr=f"127.0.0.1:{corpus_tier.port}",
-        authoring_addr=f"127.0.0.1:{authoring_tier.port}",
-        corpus_queue=corpus_queue,
-        authoring_queue=authoring_queue,
-        redis_url=redis_url,
-        retrieval_root=root / "retrieval",
-    )
-
-    await authoring_tier.stop(0.5)
-    await authoring_worker.close()
-    await asyncio.gather(authoring_task, return_exceptions=True)
-    await authoring_deps.jobs.close()
-    authoring_deps.states.close()
-    await to_retrieval.close()
-    await to_corpus.close()
-    await corpus_tier.stop(0.5)
-    await corpus_worker.close()
-    await asyncio.gather(corpus_task, return_exceptions=True)
-    await corpus_deps.jobs.close()
-    corpus_deps.stores.close()
-    await corpus_embedder.close()
-    await stop_retrieval(retrieval)
-    client = redis.Redis.from_url(redis_url)
-    for queue in (corpus_queue, authoring_queue):
-        keys = list(client.scan_iter(f"*{queue}*"))
-        if keys:
-            client.delete(*keys)
-    client.close()
+    suffix = f"gw-{uuid.uuid4().hex[:8]}"
+    try:
+        async with running_stack(root, embedder_addr, redis_url, suffix, keys=ApiKeys({})) as up:
+            yield Tiers(
+                retrieval_addr=up.addresses["retrieval"],
+                corpus_addr=up.addresses["corpus"],
+                authoring_addr=up.addresses["authoring"],
+                corpus_queue=up.corpus_queue,
+                authoring_queue=up.authoring_queue,
+                redis_url=redis_url,
+                retrieval_root=root / "retrieval",
+            )
+    finally:
+        clean_queues(redis_url, suffix)
 
 
 def gateway_settings(tiers: Tiers, data_dir: Path, **extra: Any) -> GatewaySettings:

@@ -10,7 +10,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -56,6 +56,11 @@ class Stack:
     corpus: corpus_pb2_grpc.CorpusServiceStub
     deps: AuthoringDeps
     corpus_jobs: JobQueue
+    # Where each tier listens (host:port by tier name) and the job queues, for a gateway
+    # pointed at this stack.
+    addresses: dict[str, str] = field(default_factory=dict)
+    corpus_queue: str = ""
+    authoring_queue: str = ""
 
     def store(
         self, tier: str = "write", *, mode: str = "default", name: str = STORE
@@ -113,10 +118,16 @@ class Stack:
 
 @asynccontextmanager
 async def running_stack(
-    root: Path, embedder_addr: str, redis_url: str, suffix: str
+    root: Path,
+    embedder_addr: str,
+    redis_url: str,
+    suffix: str,
+    *,
+    keys: ApiKeys | None = None,
 ) -> AsyncIterator[Stack]:
     """Every tier of the stack over `root` and the job queues named by `suffix`; started
-    again over the same `root` and `suffix`, it is the same stack after a restart."""
+    again over the same `root` and `suffix`, it is the same stack after a restart. `keys`
+    are the authoring tier's provider keys (default: a test OpenAI key)."""
     corpus_queue, authoring_queue = f"test:corpus:{suffix}", f"test:authoring:{suffix}"
     retrieval = await start_retrieval(root / "retrieval", embedder_addr)
 
@@ -126,7 +137,8 @@ async def running_stack(
         StorageSettings(vector_backend="edge"),
         corpus_embedder,
     )
-    corpus_deps.stores.set_dimension((await corpus_embedder.info()).dimension)
+    info = await corpus_embedder.info()
+    corpus_deps.stores.set_embedding(info.model, info.fingerprint, info.dimension)
     await corpus_deps.jobs.connect()
     corpus_worker = build_corpus_worker(corpus_deps)
     corpus_task = asyncio.create_task(corpus_worker.run())
@@ -150,7 +162,7 @@ async def running_stack(
         retrieval=to_retrieval,
         corpus=to_corpus,
         embedder=authoring_embedder,
-        keys=ApiKeys({"OPENAI_API_KEY": "sk-test-authoring-key"}),
+        keys=keys if keys is not None else ApiKeys({"OPENAI_API_KEY": "sk-test-authoring-key"}),
     )
     await deps.jobs.connect()
     worker = build_worker(deps)
@@ -166,6 +178,13 @@ async def running_stack(
             corpus_pb2_grpc.CorpusServiceStub(to_corpus),
             deps,
             corpus_deps.jobs,
+            addresses={
+                "retrieval": f"127.0.0.1:{retrieval.tier.port}",
+                "corpus": f"127.0.0.1:{corpus_tier.port}",
+                "authoring": f"127.0.0.1:{tier.port}",
+            },
+            corpus_queue=corpus_queue,
+            authoring_queue=authoring_queue,
         )
     finally:
         await channel.close()
