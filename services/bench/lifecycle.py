@@ -25,7 +25,7 @@ from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 
 from services.bench.report import markdown_table, percentile
 from services.bench.retrieval import build_pool, running_tier
-from services.bench.synthetic import cached_vectors, synthetic_drawers, synthetic_queries
+from services.bench.synthetic import ROOMS, cached_vectors, synthetic_drawers, synthetic_queries
 from services.retrieval.core.links import Link
 from services.retrieval.pool.links import LinkStore
 from services.retrieval.writes import prepare
@@ -146,6 +146,29 @@ async def measure(target: str, drawer_ids: Sequence[str], plan: Plan) -> dict[st
             return lambda: stub.Search(retrieval_pb2.SearchRequest(store=_CONTEXT, query=text))
 
         figures["search (supersession bound)"] = await _timed([searched(t) for t in contexts])
+
+        # What the operator dashboard asks of a store this size (issue 16): the chrome's and
+        # the insight page's stats, the drawers page (50 and the facets of the filter), and
+        # the insight page's per-room type counts (one room, facets only).
+        few = max(5, plan.calls // 10)
+        figures["dashboard: stats"] = await _timed(
+            [lambda: stub.Stats(retrieval_pb2.StatsRequest(store=_CONTEXT)) for _ in range(few)]
+        )
+        page = retrieval_pb2.ListDrawersRequest(
+            store=_CONTEXT, page=common_pb2.PageRequest(page_size=50), include_facets=True
+        )
+        figures["dashboard: drawers page + facets"] = await _timed(
+            [lambda: stub.ListDrawers(page) for _ in range(few)]
+        )
+        room = retrieval_pb2.ListDrawersRequest(
+            store=_CONTEXT,
+            filter=retrieval_pb2.DrawerFilter(room=ROOMS[0]),
+            page=common_pb2.PageRequest(page_size=1),
+            include_facets=True,
+        )
+        figures["dashboard: one room's type counts"] = await _timed(
+            [lambda: stub.ListDrawers(room) for _ in range(few)]
+        )
     finally:
         await channel.close()
     return figures

@@ -5,6 +5,7 @@ import { useState } from "react";
 import { api, type S } from "../api/client";
 import { tierName, useStores, useTier, useWhoAmI } from "../api/hooks";
 import { Card, ConfirmDialog, ErrorNote, Loading, when } from "../components/ui";
+import { AuditLog } from "./tokens/AuditLog";
 
 type Token = S<"engram.v1.TokenInfo">;
 type Tier = S<"engram.v1.CallerTier">;
@@ -55,6 +56,7 @@ function TokenAdmin() {
         {rotate.data?.token && <NewToken answer={rotate.data} onDismiss={() => rotate.reset()} />}
       </Card>
       {revoking && <RevokeToken token={revoking} onDone={() => setRevoking(null)} />}
+      <AuditLog />
     </div>
   );
 }
