@@ -15,8 +15,10 @@ pruned as new ones come. Synchronous and thread-safe (callers use `asyncio.to_th
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,12 +54,25 @@ class Handovers:
         self._db = open_sidecar(path, _SCHEMA)
         self.window_s = window_s
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, inside one transaction (one commit, not one per
+        statement: the connection is in autocommit mode)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     def hand_over(self, caller: str, drawer_ids: Sequence[str], at: float) -> None:
         """`drawer_ids` were returned to `caller` at `at` (one search: each id once)."""
         ids = list(dict.fromkeys(drawer_ids))
-        with self._lock, self._db:
-            self._db.execute("DELETE FROM handovers WHERE at < ?", (at - self.window_s,))
-            self._db.executemany(
+        with self._transaction() as db:
+            db.execute("DELETE FROM handovers WHERE at < ?", (at - self.window_s,))
+            db.executemany(
                 "INSERT INTO handovers (caller, drawer_id, at) VALUES (?, ?, ?)",
                 [(caller, drawer_id, at) for drawer_id in ids],
             )
@@ -67,18 +82,18 @@ class Handovers:
         credited: list[str] = []
         refused: list[tuple[str, str]] = []
         since = now - self.window_s
-        with self._lock, self._db:
+        with self._transaction() as db:
             for drawer_id in dict.fromkeys(drawer_ids):
-                row = self._db.execute(
+                row = db.execute(
                     "SELECT rowid FROM handovers WHERE caller = ? AND drawer_id = ? "
                     "AND redeemed = 0 AND at >= ? AND at <= ? ORDER BY at LIMIT 1",
                     (caller, drawer_id, since, now),
                 ).fetchone()
                 if row is not None:
-                    self._db.execute("UPDATE handovers SET redeemed = 1 WHERE rowid = ?", row)
+                    db.execute("UPDATE handovers SET redeemed = 1 WHERE rowid = ?", row)
                     credited.append(drawer_id)
                     continue
-                used = self._db.execute(
+                used = db.execute(
                     "SELECT 1 FROM handovers WHERE caller = ? AND drawer_id = ? AND at >= ?",
                     (caller, drawer_id, since),
                 ).fetchone()
