@@ -3,7 +3,6 @@ order and the scorer read, without a round trip to the vector store. Pure: no I/
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,7 +12,8 @@ import numpy as np
 import numpy.typing as npt
 from engram.v1 import common_pb2
 
-from services.retrieval.core import Candidate, effective_salience
+from services.retrieval.core import Candidate
+from services.retrieval.core.salience import effective_salience_many
 from services.retrieval.pool.records import epoch, to_datetime
 from services.vocabulary.enums import PIN_NAMES
 
@@ -199,22 +199,30 @@ SALIENCE_BINS = 20
 
 
 def salience_summary(metas: Iterable[DrawerMeta], now: datetime) -> SalienceSummary:
-    """Effective (decayed to `now`) salience across the pool."""
-    values = sorted(
-        effective_salience(m.salience, m.last_activity, now, pinned=m.pin_status == "pinned")
-        for m in metas
-    )
-    if not values:
+    """Effective (decayed to `now`) salience across the pool, by column (a 100k-drawer store
+    in tens of milliseconds: the dashboard asks on every page)."""
+    rows = list(metas)
+    if not rows:
         return SalienceSummary(0.0, 0.0, 0.0, 0.0, 0.0, (0,) * SALIENCE_BINS)
-    p90 = values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
-    bins = [0] * SALIENCE_BINS
-    for value in values:
-        bins[min(SALIENCE_BINS - 1, max(0, int(value * SALIENCE_BINS)))] += 1
+    count = len(rows)
+    values = np.sort(
+        effective_salience_many(
+            np.fromiter((m.salience for m in rows), np.float64, count),
+            np.fromiter((m.last_activity.timestamp() for m in rows), np.float64, count),
+            now.timestamp(),
+            np.fromiter((m.pin_status == "pinned" for m in rows), np.bool_, count),
+        )
+    )
+    p90 = values[min(count - 1, round(0.9 * (count - 1)))]
+    bins = np.bincount(
+        np.clip((values * SALIENCE_BINS).astype(np.int64), 0, SALIENCE_BINS - 1),
+        minlength=SALIENCE_BINS,
+    )
     return SalienceSummary(
-        min=values[0],
-        max=values[-1],
-        median=statistics.median(values),
-        p90=p90,
-        mean=statistics.fmean(values),
-        histogram=tuple(bins),
+        min=float(values[0]),
+        max=float(values[-1]),
+        median=float(np.median(values)),
+        p90=float(p90),
+        mean=float(values.mean()),
+        histogram=tuple(int(n) for n in bins),
     )
