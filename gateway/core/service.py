@@ -17,7 +17,7 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
@@ -39,7 +39,6 @@ from services.runtime.errors import (
     EngramError,
     FailedPrecondition,
     InvalidInput,
-    NotFound,
     Overloaded,
     PermissionDenied,
     Unavailable,
@@ -47,6 +46,7 @@ from services.runtime.errors import (
 from services.runtime.grpc_client import call
 from services.runtime.job_proto import job_to_proto
 from services.runtime.jobs import JobRecord
+from services.runtime.queries import parse_day
 
 __all__ = ["REQUIRED_TIER", "Gateway", "Tiers"]
 
@@ -147,8 +147,8 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         if request.store:
             principal.require_store(request.store)
         today = datetime.now(UTC).date()
-        until = _day(request.until, "until") or today
-        since = _day(request.since, "since") or until - timedelta(days=7)
+        until = parse_day(request.until, "until") or today
+        since = parse_day(request.since, "since") or until - timedelta(days=7)
         limit = request.limit or 200
         if limit > _MAX_AUDIT_EVENTS:
             raise InvalidInput(f"limit is at most {_MAX_AUDIT_EVENTS}", field="limit")
@@ -162,7 +162,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
                         e
                         for e in self.audit.read(since, until)  # type: ignore[union-attr]
                         if (not request.store or e.store == request.store)
-                        and (principal.stores is None or e.store in principal.stores)
+                        and principal.may_use(e.store)
                     ),
                     limit,
                 )
@@ -338,15 +338,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         self, principal: Principal, request: gateway_pb2.WhoAmIRequest
     ) -> gateway_pb2.TokenInfo:
         """The calling token as the token table knows it (never the token itself)."""
-        try:
-            return token_info(self.tokens.get(principal.token_id))
-        except NotFound:
-            # A principal without a row (a token configured outside the table): what it is.
-            return gateway_pb2.TokenInfo(
-                id=principal.token_id,
-                tier=int(principal.tier),  # type: ignore[arg-type]
-                stores=sorted(principal.stores or ()),
-            )
+        return token_info(self.tokens.get(principal.token_id))
 
     async def get_system_status(
         self, principal: Principal, request: gateway_pb2.GetSystemStatusRequest
@@ -452,17 +444,6 @@ def _scope_escalation() -> PermissionDenied:
 
 
 _MAX_AUDIT_EVENTS = 5000
-
-
-def _day(value: str, field: str) -> date | None:
-    if not value:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(
-            f"{field} must be a date, YYYY-MM-DD; got {value!r}", field=field
-        ) from None
 
 
 def gateway_version() -> str:

@@ -13,6 +13,8 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 
+from gateway.errors import error_body
+
 router = APIRouter(include_in_schema=False)
 
 # Hashed assets never change under their name; the page itself must be re-read.
@@ -35,14 +37,11 @@ async def dashboard(request: Request, path: str) -> Response:
     index = bundle / "index.html"
     if not index.is_file():
         return JSONResponse(
-            {
-                "error": {
-                    "code": "unavailable",
-                    "message": "the dashboard is not built here: run `make dashboard` "
-                    "(`make run` builds it) or set ENGRAM_GATEWAY_DASHBOARD_DIR",
-                    "details": {},
-                }
-            },
+            error_body(
+                "unavailable",
+                "the dashboard is not built here: run `make dashboard` (`make run` builds it) "
+                "or set ENGRAM_GATEWAY_DASHBOARD_DIR",
+            ),
             status_code=503,
         )
     if path:
@@ -53,8 +52,5 @@ async def dashboard(request: Request, path: str) -> Response:
                 wanted, headers={"Cache-Control": _IMMUTABLE if immutable else _NO_CACHE}
             )
         if path.startswith("assets/"):
-            return JSONResponse(
-                {"error": {"code": "not_found", "message": f"no asset {path!r}", "details": {}}},
-                status_code=404,
-            )
+            return JSONResponse(error_body("not_found", f"no asset {path!r}"), status_code=404)
     return FileResponse(index, headers={"Cache-Control": _NO_CACHE})

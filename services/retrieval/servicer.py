@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeAlias
 
 import grpc
@@ -27,6 +27,7 @@ from services.retrieval.transfer import export_lines, import_drawers
 from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
+from services.runtime.queries import parse_day
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
@@ -338,8 +339,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     ) -> retrieval_pb2.RetrievalUsageResponse:
         view = convert.store_view(request.store)
         today = _now().date()
-        since = _parse_day(request.since, "since") or today - timedelta(days=30)
-        until = _parse_day(request.until, "until") or today
+        since = parse_day(request.since, "since") or today - timedelta(days=30)
+        until = parse_day(request.until, "until") or today
         if since > until:
             raise InvalidInput("since is after until", field="since")
         log = self._deps.log_for(view.name)
@@ -450,15 +451,6 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
 def window_days(window: timedelta) -> timedelta:
     """Whole days to read past `until` so uses recorded after a late search are seen."""
     return timedelta(days=max(1, -(-window // timedelta(days=1))))
-
-
-def _parse_day(value: str, field: str) -> date | None:
-    if not value:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as error:
-        raise InvalidInput(f"{field} must be a date like 2026-07-01", field=field) from error
 
 
 def _with_effective_salience(drawer: common_pb2.Drawer, now: datetime) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from services.runtime.errors import InvalidInput
 
 MAX_QUERY_CHARS = 8192
@@ -25,3 +27,15 @@ def result_limit(asked: int, *, default: int, maximum: int, field: str = "n_resu
     if limit > maximum:
         raise InvalidInput(f"{field} must be at most {maximum}, got {asked}", field=field)
     return limit
+
+
+def parse_day(value: str, field: str) -> date | None:
+    """A request's day parameter (YYYY-MM-DD); None when it is empty."""
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{field} must be a date, YYYY-MM-DD (like 2026-07-01); got {value!r}", field=field
+        ) from None
