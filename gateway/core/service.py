@@ -290,6 +290,24 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         self.registry.remove(request.name)
         return gateway_pb2.DeleteStoreResponse(deleted=True)
 
+    async def check_store(
+        self, principal: Principal, request: common_pb2.CheckStoreRequest
+    ) -> gateway_pb2.StoreDoctorReport:
+        """`engram doctor`: every tier that keeps the store's state compares its parts (and
+        mends them on request); the answer adds their findings up."""
+        checks = []
+        for rpc in (self._tiers.retrieval.CheckStore, self._tiers.corpus.CheckStore):
+            asked = common_pb2.CheckStoreRequest()
+            asked.CopyFrom(request)
+            checks.append(await self._store_call(principal, "check_store", asked, rpc))
+        drifts = [d for check in checks for d in check.drift]
+        return gateway_pb2.StoreDoctorReport(
+            store=request.store.name,
+            checks=checks,
+            drift=sum(d.count for d in drifts),
+            repaired=sum(d.count for d in drifts if d.repaired),
+        )
+
     # ------------------------------------------------------------------ tokens
 
     async def create_token(

@@ -14,7 +14,8 @@ from services.corpus.core import validate_folder_path
 from services.corpus.deps import CorpusDeps
 from services.corpus.ingest import INGEST_KIND, check_ingest_request
 from services.corpus.sources import search_source, sync_source
-from services.corpus.store import CorpusStore
+from services.corpus.store import CHECKED_PARTS, CorpusStore
+from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput
 from services.runtime.job_proto import job_payload, job_to_proto
 from services.runtime.stores import validate_store_name
@@ -213,6 +214,14 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         validate_store_name(request.store.name)
         record = await reembed.start(self._deps.stores, self._deps.jobs, request)
         return job_to_proto(record)
+
+    async def CheckStore(
+        self, request: common_pb2.CheckStoreRequest, context: Context
+    ) -> common_pb2.StoreCheck:
+        """`engram doctor` for the store's corpus (CorpusStore.check)."""
+        store = await self._store(request.store)
+        checked, drifts = await asyncio.to_thread(store.check, repair=request.repair)
+        return store_check("corpus", checked, CHECKED_PARTS, drifts)
 
     async def DropStore(
         self, request: common_pb2.DropStoreRequest, context: Context

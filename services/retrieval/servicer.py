@@ -20,11 +20,13 @@ from services.retrieval.deps import RetrievalDeps
 from services.retrieval.duplicates import find_similar
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import facets, salience_summary
+from services.retrieval.pool.pool import CHECKED_PARTS
 from services.retrieval.pool.records import to_datetime
 from services.retrieval.priming import prime
 from services.retrieval.search import SearchOutcome, StoreView
 from services.retrieval.transfer import export_lines, import_drawers
 from services.retrieval.writes import index_drawers, record_retrieval, update_metadata
+from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
 from services.runtime.queries import parse_day
@@ -112,6 +114,14 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         view = convert.store_view(request.store)
         dropped = await asyncio.to_thread(self._deps.pools.drop, view.name)
         return common_pb2.DropStoreResponse(dropped=dropped)
+
+    async def CheckStore(
+        self, request: common_pb2.CheckStoreRequest, context: Context
+    ) -> common_pb2.StoreCheck:
+        """`engram doctor` for the drawer pool (DrawerPool.check)."""
+        pool, _ = await self._pool(request.store)
+        checked, drifts = await asyncio.to_thread(pool.check, repair=request.repair)
+        return store_check("retrieval", checked, CHECKED_PARTS, drifts)
 
     # ------------------------------------------------------------------ reads
 

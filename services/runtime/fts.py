@@ -405,6 +405,27 @@ class FtsIndex:
         """Every row id (as last committed): for reconciling with the store this index mirrors."""
         return [row[0] for row in self._reader().execute("SELECT id FROM docs")]
 
+    def rows(self) -> dict[str, tuple[str, ...]]:
+        """Every row's column values by id (as last committed): for `engram doctor`, which
+        compares them with what the collection this index mirrors says they should be."""
+        cols = ", ".join(self.columns)
+        return {
+            str(row[0]): tuple(str(v) for v in row[1:])
+            for row in self._reader().execute(f"SELECT id, {cols} FROM docs")
+        }
+
+    def integrity_problem(self) -> str | None:
+        """What FTS5's own integrity check finds wrong between the full-text index and its
+        rows, or None when they agree (`rebuild` mends it)."""
+        try:
+            with self.transaction():
+                self._writer.execute(
+                    "INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1)"
+                )
+        except sqlite3.DatabaseError as error:
+            return str(error)
+        return None
+
     def count(self) -> int:
         """How many rows the index holds (as last committed)."""
         row = self._reader().execute("SELECT count(*) FROM docs").fetchone()

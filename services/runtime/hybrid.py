@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.runtime.drift import Drift, compare_rows, found
 from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.fusion import FusedHit, fuse_hits
 from services.runtime.vectorstore import Filter, VectorHit, VectorPoint, VectorStore
@@ -129,6 +130,65 @@ class HybridCollection:
                     )
                 restored, dropped = len(missing), len(orphans)
             return payloads, ReconcileReport(len(payloads), restored, dropped)
+
+    def check(self, part: str, *, repair: bool) -> tuple[dict[str, Payload], list[Drift]]:
+        """All payloads, and how the keyword sidecar differs from them (`engram doctor`):
+        rows missing, rows of points that are gone, rows whose text is not the payload's, and
+        a full-text index out of step with its rows. With `repair`, each is mended."""
+        with self.lock:
+            payloads = dict(self.scroll_all())
+            if self.keywords is None or self._keyword_row is None:
+                return payloads, []
+            columns = self.keywords.columns
+            expected = {
+                i: tuple(str(row.get(c, "")) for c in columns)
+                for i, row in ((i, self._keyword_row(i, p)) for i, p in payloads.items())
+            }
+            rows = compare_rows(expected, self.keywords.rows())
+            if repair and rows:
+                with self.keywords.transaction():
+                    rewrite = rows.missing + rows.stale
+                    self.keywords.upsert([self._keyword_row(i, payloads[i]) for i in rewrite])
+                    self.keywords.delete(rows.orphans)
+            drifts = [
+                *found(
+                    part,
+                    "points without a keyword row: keyword search cannot find them",
+                    rows.missing,
+                    "write their keyword rows from the stored payloads",
+                    repaired=repair,
+                ),
+                *found(
+                    part,
+                    "keyword rows of points that are gone: keyword search offers ids that "
+                    "no longer exist",
+                    rows.orphans,
+                    "delete those keyword rows",
+                    repaired=repair,
+                ),
+                *found(
+                    part,
+                    "keyword rows whose text is not the stored payload's",
+                    rows.stale,
+                    "rewrite them from the stored payloads",
+                    repaired=repair,
+                ),
+            ]
+            problem = self.keywords.integrity_problem()
+            if problem is not None:
+                if repair:
+                    self.keywords.rebuild()
+                drifts.append(
+                    Drift(
+                        part,
+                        f"the full-text index disagrees with its rows ({problem})",
+                        (),
+                        "rebuild the full-text index from its rows",
+                        repaired=repair,
+                        count=1,
+                    )
+                )
+            return payloads, drifts
 
     def retrieve(self, ids: Sequence[str]) -> list[tuple[str, Payload]]:
         """(id, payload) in the order asked; unknown ids are left out."""

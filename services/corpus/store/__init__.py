@@ -5,19 +5,39 @@ from __future__ import annotations
 
 import shutil
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.corpus.store import raw as raw_parts
+from services.corpus.store import source as source_parts
 from services.corpus.store.blobs import BlobStore
 from services.corpus.store.catalog import Catalog, FileRecord
-from services.corpus.store.raw import RawStore
+from services.corpus.store.raw import ChunkMeta, RawStore
 from services.corpus.store.source import SourceStore
+from services.runtime.drift import Drift, found
 from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.fts import FtsIndex
 from services.runtime.stores import OpenStores
 from services.runtime.vectorstore import VectorStore, open_vector_store
 
-__all__ = ["Catalog", "CorpusStore", "FileRecord", "corpus_registry"]
+__all__ = ["CHECKED_PARTS", "Catalog", "CorpusStore", "FileRecord", "corpus_registry"]
+
+# What `CorpusStore.check` compares beyond the raw and source collections.
+PART_CHUNKS = "corpus: file catalog ↔ raw chunks"
+PART_BODIES = "corpus: file catalog ↔ stored bodies"
+CHECKED_PARTS = (
+    raw_parts.PART_KEYWORDS,
+    raw_parts.PART_INDEX,
+    source_parts.PART_KEYWORDS,
+    source_parts.PART_INDEX,
+    PART_CHUNKS,
+    PART_BODIES,
+)
+INGESTED = ("ingested", "authored")  # states whose chunk count the catalog vouches for
+BODY_MISSING = "its body is missing from the store: upload the file again"
+# A body younger than this may belong to an upload whose catalog entry is not written yet.
+SETTLED_S = 600.0
 
 
 @dataclass
@@ -62,6 +82,70 @@ class CorpusStore:
             lock=threading.RLock(),
             reembedding_to=reembedding(root),
         )
+
+    def check(self, *, repair: bool) -> tuple[int, list[Drift]]:
+        """How the store's parts differ (`engram doctor`): raw and source chunks against
+        their keyword rows and in-memory indexes, the catalog's chunk counts against the
+        chunks stored, and the catalog against the stored bodies. With `repair`, each is
+        mended as its finding's remedy says. Returns the items compared and the findings."""
+        with self.lock:
+            chunks, drifts = self.raw.check(repair=repair)
+            sources, source_drifts = self.source.check(repair=repair)
+            drifts += source_drifts
+            files = self.catalog.files()
+            drifts += self._check_chunk_counts(files, chunks, repair)
+            drifts += self._check_bodies(files, repair)
+            return len(chunks) + sources + len(files), drifts
+
+    def _check_chunk_counts(
+        self, files: list[FileRecord], chunks: dict[str, ChunkMeta], repair: bool
+    ) -> list[Drift]:
+        stored = Counter(m.file_id for m in chunks.values() if m.file_id)
+        miscounted = [f for f in files if f.state in INGESTED and stored[f.id] != f.chunk_count]
+        if repair:
+            for record in miscounted:
+                if stored[record.id]:
+                    self.catalog.update(record.id, chunk_count=stored[record.id])
+                else:
+                    self.catalog.update(record.id, state="uploaded", chunk_count=0)
+        return found(
+            PART_CHUNKS,
+            "ingested files whose raw chunks stored are not as many as the catalog says",
+            [f.id for f in miscounted],
+            "set each count to the chunks stored; a file with none goes back to 'uploaded' "
+            "(ingest it again)",
+            repaired=repair,
+        )
+
+    def _check_bodies(self, files: list[FileRecord], repair: bool) -> list[Drift]:
+        lost = [
+            f for f in files if f.last_error != BODY_MISSING and not self.blobs.exists(f.sha256)
+        ]
+        if repair:
+            for record in lost:
+                self.catalog.update(record.id, state="failed", last_error=BODY_MISSING)
+        referenced = {f.sha256 for f in files}
+        unreferenced = [s for s in self.blobs.stored(SETTLED_S) if s not in referenced]
+        if repair:
+            for sha in unreferenced:
+                self.blobs.delete(sha)
+        return [
+            *found(
+                PART_BODIES,
+                "files whose body is missing from the store",
+                [f.id for f in lost],
+                f"mark them failed ({BODY_MISSING!r}); the body cannot be recovered here",
+                repaired=repair,
+            ),
+            *found(
+                PART_BODIES,
+                "stored bodies no file refers to (a crash between storing an upload and "
+                "cataloguing it, or a delete cut short)",
+                unreferenced,
+                "delete those bodies",
+                repaired=repair,
+            ),
+        ]
 
     def close(self) -> None:
         self.raw.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -80,6 +81,24 @@ class BlobStore:
     def open(self, sha256: str) -> Iterator[BinaryIO]:
         with self.path_of(sha256).open("rb") as body:
             yield body
+
+    def stored(self, settled_s: float = 0.0) -> list[str]:
+        """The digests of every stored body last written at least `settled_s` seconds ago
+        (a younger one may belong to an upload whose catalog entry is still being made)."""
+        cutoff = time.time() - settled_s
+        return sorted(
+            path.name
+            for folder in self.root.iterdir()
+            if folder.is_dir() and len(folder.name) == 2
+            for path in folder.iterdir()
+            if path.is_file()
+            and path.name.startswith(folder.name)
+            and len(path.name) == 64
+            and path.stat().st_mtime <= cutoff
+        )
+
+    def exists(self, sha256: str) -> bool:
+        return self.path_of(sha256).is_file()
 
     def delete(self, sha256: str) -> None:
         """Remove a body nobody references any more."""

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from engram.v1 import common_pb2
 from google.protobuf import json_format
 
+from services.runtime.drift import Drift, compare_rows, found
 from services.runtime.fts import FtsIndex
 from services.runtime.fusion import FusedHit
 from services.runtime.hybrid import HybridCollection
@@ -31,6 +32,11 @@ def chunk_id(scope: str, version: str, ordinal: int) -> str:
     """A stable id for the `ordinal`-th chunk of `scope` (a file hash or a session)."""
     digest = hashlib.sha256(f"{scope}\x00{version}\x00{ordinal}".encode()).hexdigest()
     return f"r_{digest[:24]}"
+
+
+# What `RawStore.check` compares, as its findings name them.
+PART_KEYWORDS = "raw chunks: vectors ↔ keyword rows"
+PART_INDEX = "raw chunks: in-memory index ↔ vectors"
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,25 @@ class RawStore:
             for chunk_id_ in doomed:
                 self._meta.pop(chunk_id_, None)
             return doomed
+
+    def check(self, *, repair: bool) -> tuple[dict[str, ChunkMeta], list[Drift]]:
+        """The chunks as stored, and how the keyword rows and the in-memory index of chunks
+        (by file and session) differ from them (`engram doctor`); `repair` mends both."""
+        with self.collection.lock:
+            payloads, drifts = self.collection.check(PART_KEYWORDS, repair=repair)
+            stored = {i: ChunkMeta.of(_chunk(p)) for i, p in payloads.items()}
+            index = compare_rows(stored, self._meta)
+            if repair and index:
+                self._meta = dict(stored)
+            drifts += found(
+                PART_INDEX,
+                "raw chunks the in-memory index (sessions, files, neighbours) does not know, "
+                "knows but are gone, or knows otherwise",
+                [*index.missing, *index.orphans, *index.stale],
+                "rebuild the index from the stored chunks",
+                repaired=repair,
+            )
+            return stored, drifts
 
     # ------------------------------------------------------------------ reads
 

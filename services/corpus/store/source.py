@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.runtime.drift import Drift, compare_rows, found
 from services.runtime.fts import FtsIndex
 from services.runtime.fusion import FusedHit
 from services.runtime.hybrid import HybridCollection
@@ -25,6 +26,10 @@ from services.runtime.vectorstore import FieldEquals, Filter, VectorPoint, Vecto
 
 COLLECTION = "source"
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
+
+# What `SourceStore.check` compares, as its findings name them.
+PART_KEYWORDS = "source chunks: vectors ↔ keyword rows"
+PART_INDEX = "source chunks: source-set index ↔ vectors"
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,25 @@ class SourceStore:
         return self.collection.keyword_only(
             text, limit=limit, allowed_ids=self._ids_of(source) if source else None
         )
+
+    def check(self, *, repair: bool) -> tuple[int, list[Drift]]:
+        """How the keyword rows and the chunk → source-set index differ from the stored
+        chunks (`engram doctor`); `repair` mends both. Returns the chunks compared."""
+        with self.collection.lock:
+            payloads, drifts = self.collection.check(PART_KEYWORDS, repair=repair)
+            stored = {i: str(p.get("source", "")) for i, p in payloads.items()}
+            index = compare_rows(stored, self._source_of)
+            if repair and index:
+                self._source_of = stored
+            drifts += found(
+                PART_INDEX,
+                "source chunks the source-set index does not know, knows but are gone, or "
+                "files under another set",
+                [*index.missing, *index.orphans, *index.stale],
+                "rebuild the index from the stored chunks",
+                repaired=repair,
+            )
+            return len(payloads), drifts
 
     def ids(self) -> list[str]:
         return list(self._source_of)

@@ -141,6 +141,14 @@ class LinkStore:
             )
         return cursor.rowcount
 
+    def open_ends(self) -> list[tuple[str, str, str]]:
+        """(id, from, to) of every link not ended: for `engram doctor`'s dangling-link check."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, from_id, to_id FROM links WHERE valid_to IS NULL"
+            ).fetchall()
+        return [(str(i), str(f), str(t)) for i, f, t in rows]
+
     def delete(self, link_id: str) -> bool:
         with self._lock:
             cursor = self._db.execute("DELETE FROM links WHERE id = ?", (link_id,))

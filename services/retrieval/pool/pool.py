@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from engram.v1 import common_pb2
+from google.protobuf import json_format
 
 from services.retrieval.core.usage import DEFAULT_USE_WINDOW
 from services.retrieval.pool.handovers import Handovers
@@ -25,6 +26,7 @@ from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.retrieval.pool.tombstones import Tombstones
+from services.runtime.drift import Drift, compare_rows, dangling_links, found
 from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex, KeywordHits
@@ -47,6 +49,14 @@ EXCLUSION_OVERFETCH = 2
 # Payload keys search filters on (see _vector_filter).
 FILTER_FIELDS = ("wing", "room", "memory_type", "pin_status", "sessions")
 KEYWORD_COLUMNS = ("content", "signature", "topic")
+
+# What `DrawerPool.check` compares (`engram doctor`), as its findings name them.
+PART_KEYWORDS = "drawers: vectors ↔ keyword rows"
+PART_PAYLOADS = "drawers: stored payloads"
+PART_TOMBSTONES = "drawers: tombstones ↔ vectors"
+PART_MIRROR = "drawers: metadata mirror ↔ vectors"
+PART_LINKS = "links ↔ drawers"
+CHECKED_PARTS = (PART_KEYWORDS, PART_PAYLOADS, PART_TOMBSTONES, PART_MIRROR, PART_LINKS)
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,66 @@ class DrawerPool:
             for payload in payloads.values():
                 self._remember(DrawerMeta.of(drawer_from_payload(payload)))
             return report
+
+    def check(self, *, repair: bool) -> tuple[int, list[Drift]]:
+        """How the pool's parts differ (`engram doctor`): vectors ↔ keyword rows (see
+        `HybridCollection.check`), stored drawers that cannot be read, deleted drawers still
+        stored, the metadata mirror ↔ the stored drawers, and open links to drawers that are
+        gone. With `repair`, each is mended as its finding's remedy says. Returns the number
+        of drawers and links compared, and the findings."""
+        with self._lock:
+            payloads, drifts = self.collection.check(PART_KEYWORDS, repair=repair)
+            stored: dict[str, DrawerMeta] = {}
+            unreadable = []
+            for drawer_id, payload in payloads.items():
+                try:
+                    stored[drawer_id] = DrawerMeta.of(drawer_from_payload(payload))
+                except (KeyError, TypeError, ValueError, json_format.ParseError):
+                    unreadable.append(drawer_id)
+            drifts += found(
+                PART_PAYLOADS,
+                "stored drawers whose payload cannot be read as a drawer",
+                unreadable,
+                "none automatic: export what can be read, delete these ids and write them again",
+                repaired=False,
+            )
+            buried = self.tombstones.buried(list(stored))
+            if repair and buried:
+                self.collection.delete(sorted(buried))
+            drifts += found(
+                PART_TOMBSTONES,
+                "drawers deleted (tombstoned) but still stored: a crash cut their delete short",
+                buried,
+                "finish the delete",
+                repaired=repair,
+            )
+            live = {i: m for i, m in stored.items() if i not in buried}
+            # A buried drawer is the tombstone finding's; the mirror is judged on the rest.
+            mirror = compare_rows(live, {i: m for i, m in self._meta.items() if i not in buried})
+            if repair and mirror:
+                self._meta, self._standing, self._standing_table = {}, {}, None
+                for meta in live.values():
+                    self._remember(meta)
+            drifts += found(
+                PART_MIRROR,
+                "drawers the in-memory mirror (filters, facets, scoring) does not know, "
+                "knows but are gone, or knows with other metadata",
+                [*mirror.missing, *mirror.orphans, *mirror.stale],
+                "rebuild the mirror from the stored drawers",
+                repaired=repair,
+            )
+            open_links = self.links.open_ends()
+            dangling = dangling_links(open_links, live)
+            if repair and dangling:
+                self.links.end_all_for(sorted(dangling), time.time())
+            drifts += found(
+                PART_LINKS,
+                "open links with an end that is not a stored drawer",
+                sorted({link for links in dangling.values() for link in links}),
+                "end those links now, as deleting a drawer does",
+                repaired=repair,
+            )
+            return len(payloads) + len(open_links), drifts
 
     def _remember(self, meta: DrawerMeta) -> None:
         self._meta[meta.id] = meta

@@ -1155,6 +1155,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}:check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * compare a store's engines with each other; repair=true mends the drift
+         * @description compare a store's engines with each other; repair=true mends the drift
+         */
+        post: operations["check_store_v1_stores__store__check_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/system": {
         parameters: {
             query?: never;
@@ -1343,6 +1363,10 @@ export interface components {
          * @enum {string}
          */
         "engram.v1.CallerTier": "CALLER_TIER_UNSPECIFIED" | "CALLER_TIER_READ" | "CALLER_TIER_WRITE" | "CALLER_TIER_ADMIN";
+        /** CheckStoreRequest */
+        "engram.v1.CheckStoreRequest": {
+            repair?: boolean;
+        };
         /** ComposeRequest */
         "engram.v1.ComposeRequest": {
             allow_new_wing?: boolean;
@@ -2223,10 +2247,33 @@ export interface components {
             search_defaults?: components["schemas"]["engram.v1.SearchDefaults"];
             vector_backend?: string;
         };
+        /** StoreCheck */
+        "engram.v1.StoreCheck": {
+            drift?: components["schemas"]["engram.v1.StoreDrift"][];
+            items_checked?: number | string;
+            parts?: string[];
+            tier?: string;
+        };
         /** StoreDefaults */
         "engram.v1.StoreDefaults": {
             min_score?: number;
             n_results?: number;
+        };
+        /** StoreDoctorReport */
+        "engram.v1.StoreDoctorReport": {
+            checks?: components["schemas"]["engram.v1.StoreCheck"][];
+            drift?: number | string;
+            repaired?: number | string;
+            store?: string;
+        };
+        /** StoreDrift */
+        "engram.v1.StoreDrift": {
+            count?: number | string;
+            examples?: string[];
+            part?: string;
+            problem?: string;
+            remedy?: string;
+            repaired?: boolean;
         };
         /** StoreInfo */
         "engram.v1.StoreInfo": {
@@ -5362,6 +5409,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["engram.v1.RetrievalUsageResponse"];
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    check_store_v1_stores__store__check_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store's name (a slug) */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["engram.v1.CheckStoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["engram.v1.StoreDoctorReport"];
                 };
             };
             /** @description refused; `error.message` says why */
