@@ -42,6 +42,11 @@ class GatewaySettings(BaseSettings):
         description="bootstraps an admin token (stored hashed); empty: the first start "
         "creates one and prints it once",
     )
+    admin_token_file: Path | None = Field(
+        None,
+        description="a file holding the bootstrap admin token (a mounted Kubernetes Secret); "
+        "wins over ENGRAM_GATEWAY_ADMIN_TOKEN; a file that is not there counts as empty",
+    )
     retrieval_addr: str = Field(
         "127.0.0.1:50052",
         validation_alias=AliasChoices("ENGRAM_GATEWAY_RETRIEVAL_ADDR", "ENGRAM_RETRIEVAL_ADDR"),
@@ -90,6 +95,16 @@ class GatewaySettings(BaseSettings):
     )
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING, ERROR")
     log_format: Literal["json", "text"] = Field("json", description="structured JSON or text")
+
+    def bootstrap_admin_token(self) -> str:
+        """The bootstrap admin token: the file's content when a file is named and there
+        (trailing whitespace dropped), else ENGRAM_GATEWAY_ADMIN_TOKEN."""
+        if self.admin_token_file is not None:
+            try:
+                return self.admin_token_file.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                return ""
+        return self.admin_token
 
     @property
     def dashboard_bundle(self) -> Path:

@@ -49,7 +49,7 @@ class GatewayDeps:
         self.lock.acquire(self.settings.host, self.settings.port)
         if self.tokens is None:
             self.tokens = TokenStore(self.settings.state_dir / "tokens.sqlite3")
-        return self.tokens.bootstrap(self.settings.admin_token)
+        return self.tokens.bootstrap(self.settings.bootstrap_admin_token())
 
     async def start(self) -> Gateway:
         """Everything `start_sync` does, then the registry replay and the tier channels."""
