@@ -58,6 +58,8 @@ def build_worker(deps: AuthoringDeps) -> JobWorker:
         },
         max_jobs=deps.settings.compose_concurrency,
         lease_s=deps.settings.job_lease_s,
+        max_tries=deps.settings.job_max_tries,
+        retry_delay_s=deps.settings.job_retry_delay_s,
     )
 
 

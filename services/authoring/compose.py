@@ -40,7 +40,13 @@ from services.authoring.core import (
 from services.authoring.deps import WING_SAMPLE, AuthoringDeps
 from services.authoring.invokers import ProviderSpec, build_invoker
 from services.authoring.state import Prompt
-from services.runtime.errors import EngramError, InvalidInput, PermissionDenied
+from services.runtime.errors import (
+    EngramError,
+    InvalidInput,
+    Overloaded,
+    PermissionDenied,
+    Unavailable,
+)
 from services.runtime.grpc_client import call
 from services.runtime.job_proto import job_payload, job_result, read_payload
 from services.runtime.jobs import JobContext
@@ -446,6 +452,8 @@ async def _run_sessions(
             written += added
             deleted += removed
             forgotten += skipped
+        except (Unavailable, Overloaded):
+            raise  # passing: the job is retried later, and skips what this attempt wrote
         except EngramError as error:
             failed += 1
             logger.info("compose: session %s failed: %s", session_id, error.message)

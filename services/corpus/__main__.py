@@ -43,6 +43,8 @@ def build_worker(deps: CorpusDeps) -> JobWorker:
         },
         max_jobs=deps.settings.ingest_concurrency,
         lease_s=deps.settings.job_lease_s,
+        max_tries=deps.settings.job_max_tries,
+        retry_delay_s=deps.settings.job_retry_delay_s,
     )
 
 

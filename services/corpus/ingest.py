@@ -23,7 +23,7 @@ from services.corpus.core import ChunkOptions, SizeTier, chunk_file, chunk_synop
 from services.corpus.store import CorpusStore, FileRecord
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
-from services.runtime.errors import EngramError, InvalidInput
+from services.runtime.errors import EngramError, InvalidInput, Overloaded, Unavailable
 from services.runtime.job_proto import job_result, read_payload
 from services.runtime.jobs import JobContext
 from services.runtime.stores import OpenStores
@@ -131,6 +131,8 @@ def ingest_handler(
             try:
                 outcome = await ingest_file(store, embedder, file_id, options)
                 chunks += outcome.chunks
+            except (Unavailable, Overloaded):
+                raise  # passing (the embedder restarting): the job is retried later
             except EngramError as error:
                 failed += 1
                 await ctx.item_error(file_id, error.code, error.message)

@@ -40,6 +40,28 @@ def redis_answers(url: str, timeout_s: float = 1.0) -> bool:
         client.close()
 
 
+def redis_server_args(host: str, port: int, directory: Path) -> list[str]:
+    """How Engram runs redis-server: the job queue persisted in an append-only file under
+    `directory`, fsynced on every write (a queue's writes are few, and an acknowledged job
+    must survive `kill -9`; the default `everysec` may lose the last second)."""
+    return [
+        "--bind",
+        host,
+        "--port",
+        str(port),
+        "--dir",
+        str(directory),
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--save",
+        "60 1",
+        "--protected-mode",
+        "yes",
+    ]
+
+
 def ensure_redis(
     url: str, data_dir: Path, *, allow_start: bool, timeout_s: float = 10.0
 ) -> RedisHandle:
@@ -62,23 +84,8 @@ def ensure_redis(
     redis_dir = data_dir / "redis"
     redis_dir.mkdir(parents=True, exist_ok=True)
     log = (redis_dir / "redis.log").open("ab")
-    # Persist the queue: an append-only file under the data dir survives restarts.
     process = subprocess.Popen(
-        [
-            binary,
-            "--bind",
-            host,
-            "--port",
-            str(port),
-            "--dir",
-            str(redis_dir.resolve()),
-            "--appendonly",
-            "yes",
-            "--save",
-            "60 1",
-            "--protected-mode",
-            "yes",
-        ],
+        [binary, *redis_server_args(host, port, redis_dir.resolve())],
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

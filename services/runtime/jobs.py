@@ -18,8 +18,8 @@ stays in the queue until it finishes. A running job's worker refreshes that TTL 
 starts the job again with `attempt + 1`. A stopped worker (close(), SIGTERM) gives its jobs
 back at once, without using up a try. Hence **handlers must be idempotent**: an attempt may
 have done part or all of its work before its worker died. Handler exceptions are retried
-(`retry_delay_s * attempt` later) up to `max_tries`; `EngramError`s other than
-Unavailable/Overloaded are not, since the same input fails the same way. A job whose
+(`retry_delay_s` later, doubling each time up to a minute) up to `max_tries`; `EngramError`s
+other than Unavailable/Overloaded are not, since the same input fails the same way. A job whose
 `max_tries` attempts all died with their workers is marked failed by the next worker.
 
 Cancellation is cooperative: `cancel()` marks the record; the handler's next `report()`
@@ -476,6 +476,16 @@ class JobContext:
 Handler = Callable[[JobContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+# The longest wait between two attempts of a job.
+MAX_RETRY_DELAY_S = 60.0
+
+
+def retry_delay(first_s: float, attempt: int) -> float:
+    """The wait after failed attempt `attempt` (1-based): `first_s`, doubled per attempt,
+    capped at MAX_RETRY_DELAY_S, so a few tries ride out a tier that restarts."""
+    return float(min(first_s * 2 ** (attempt - 1), MAX_RETRY_DELAY_S))
+
+
 class JobWorker:
     """Runs the jobs of one queue, by kind, until `close()`.
 
@@ -682,7 +692,7 @@ class JobWorker:
             logger.warning("job %s attempt %d failed, will retry: %s", record.id, attempt, message)
             note = {"error": f"attempt {attempt} failed ({message}); retrying"}
             await self._end(records, record, JobState.QUEUED, note)
-            raise Retry(defer=self.retry_delay_s * attempt) from error
+            raise Retry(defer=retry_delay(self.retry_delay_s, attempt)) from error
         logger.exception("job %s (%s) failed on attempt %d", record.id, record.kind, attempt)
         await self._end(records, record, JobState.FAILED, {**context._snapshot(), "error": message})
 

@@ -37,6 +37,24 @@ class TierSettings(BaseSettings):
     )
 
 
+class JobRetrySettings(BaseSettings):
+    """How a tier that runs background jobs retries one whose attempt met a passing failure
+    (a tier or the embedder unreachable, a saturated queue): mixed into its settings."""
+
+    job_max_tries: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="attempts of a job before it fails for good (crashed workers included)",
+    )
+    job_retry_delay_s: float = Field(
+        2.0,
+        gt=0,
+        description="first wait before a failed attempt is retried; doubled each time, at "
+        "most 60 s (6 tries ride out about a minute of a tier being down)",
+    )
+
+
 class StorageSettings(BaseSettings):
     """Where vectors and jobs live. Shared by the tiers that own collections."""
 

@@ -358,3 +358,10 @@ async def test_an_unreachable_redis_is_reported_as_unavailable() -> None:
     assert "hunter2" not in raised.value.message
     with pytest.raises(Unavailable):
         await JobQueue(url, queue_name="engram-test-unreachable", timeout_s=0.5).connect()
+
+
+def test_retry_delays_double_up_to_a_minute() -> None:
+    from services.runtime.jobs import MAX_RETRY_DELAY_S, retry_delay
+
+    assert [retry_delay(2.0, attempt) for attempt in range(1, 6)] == [2, 4, 8, 16, 32]
+    assert retry_delay(2.0, 9) == MAX_RETRY_DELAY_S
