@@ -39,6 +39,7 @@ def main() -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
+        timeout_keep_alive=settings.keep_alive_s,
         access_log=False,
         log_config=None,  # keep the structured logging configured above
         lifespan="on",

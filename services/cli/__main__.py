@@ -46,7 +46,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     token = ""
     if not args.in_process:
-        token = args.token or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
+        token = _admin_token(args.token or "")
     if not token and not args.in_process:
         print(
             "engram eval needs an admin token: --token, ENGRAM_TOKEN, or the development "
@@ -76,12 +76,44 @@ def _eval(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _soak(args: argparse.Namespace) -> int:
+    import os
+
+    from services.bench.soak import SoakOptions, run_soak
+
+    token = _admin_token(args.token or "")
+    if not token:
+        print(
+            "engram soak needs an admin token: --token, ENGRAM_TOKEN, or the development "
+            "token `make run` keeps in data/run/dev-token",
+            file=sys.stderr,
+        )
+        return 2
+    options = SoakOptions(
+        url=args.url or os.environ.get("ENGRAM_URL", "http://127.0.0.1:8080"),
+        token=token,
+        clients=args.clients,
+        seconds=args.seconds,
+        keep=args.keep,
+        timeout_s=args.timeout,
+        shared_raw_session=args.shared_raw_session,
+    )
+    return run_soak(options)
+
+
 def _dev_token() -> str:
     """The development admin token `engram up` keeps beside its logs, if there is one."""
     from services.launcher.dev_token import saved_dev_token
     from services.launcher.settings import LauncherSettings
 
     return saved_dev_token(LauncherSettings().run_dir) or ""
+
+
+def _admin_token(given: str) -> str:
+    """The token an operator command uses: given, else ENGRAM_TOKEN, else the dev token."""
+    import os
+
+    return given or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
 
 
 def _classifier_model(args: argparse.Namespace) -> int:
@@ -204,6 +236,30 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--scifact-queries", type=int, help="only the first N SciFact test queries")
     ev.add_argument("--locomo-conversations", type=int, help="only the first N conversations")
     ev.set_defaults(func=_eval)
+    soak = sub.add_parser(
+        "soak",
+        help="bounded load test against a running stack: a mix of reads and writes from many "
+        "clients, then a check that every acknowledged write is there once",
+    )
+    soak.add_argument("--url", help="gateway base URL (ENGRAM_URL, default http://127.0.0.1:8080)")
+    soak.add_argument(
+        "--token", help="admin bearer token (ENGRAM_TOKEN; else `make run`'s data/run/dev-token)"
+    )
+    soak.add_argument("--clients", type=int, default=64, help="concurrent simulated clients")
+    soak.add_argument("--seconds", type=float, default=60.0, help="length of the load window")
+    soak.add_argument(
+        "--timeout",
+        type=float,
+        default=45.0,
+        help="per-request timeout in seconds (a request past it counts as an error)",
+    )
+    soak.add_argument("--keep", action="store_true", help="keep the soak store afterwards")
+    soak.add_argument(
+        "--shared-raw-session",
+        action="store_true",
+        help="every client adds its raw memories to one session (default: one each)",
+    )
+    soak.set_defaults(func=_soak)
     intent = sub.add_parser(
         "intent-model", help="train or check the intent classifiers (eval/sets/intent)"
     )
@@ -225,9 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
     config.set_defaults(func=_config)
 
+    from services.cli.backup import add_backup_parsers
+    from services.cli.doctor import add_doctor_parser
     from services.cli.tokens import add_token_parser
 
     add_token_parser(sub)
+    add_doctor_parser(sub, _admin_token)
+    add_backup_parsers(sub, _admin_token)
     return parser
 
 

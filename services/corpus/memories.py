@@ -50,24 +50,30 @@ async def add_memory(
     """One raw memory, appended to its session (a new session when none is named)."""
     _check_text(request.content, "content", max_chars)
     session_id = request.session_id or f"s-{uuid.uuid4().hex[:16]}"
-    with store.lock:
-        ordinal = len(store.raw.of_session(session_id))
-        chunk = common_pb2.RawChunk(
-            id=chunk_id(session_id, DIRECT_VERSION, ordinal),
-            session_id=session_id,
-            origin_kind=request.origin_kind or "direct",
-            content=request.content,
-            ordinal=ordinal,
-            speaker=request.speaker,
-            chunker_version=DIRECT_VERSION,
-            attributes=dict(request.attributes),
-        )
-        if request.HasField("occurred_at"):
-            chunk.occurred_at.CopyFrom(request.occurred_at)
-        _stamp(chunk)
-    vectors = await embedder.embed([chunk.content])
-    await asyncio.to_thread(store.raw.put, [chunk], vectors)
-    return chunk
+    vectors = await embedder.embed([request.content])
+
+    def append() -> common_pb2.RawChunk:
+        # The place in the session is taken and the chunk written in one step under the
+        # store's lock: concurrent adds to one session each get their own place (and id).
+        with store.lock:
+            ordinal = len(store.raw.of_session(session_id))
+            chunk = common_pb2.RawChunk(
+                id=chunk_id(session_id, DIRECT_VERSION, ordinal),
+                session_id=session_id,
+                origin_kind=request.origin_kind or "direct",
+                content=request.content,
+                ordinal=ordinal,
+                speaker=request.speaker,
+                chunker_version=DIRECT_VERSION,
+                attributes=dict(request.attributes),
+            )
+            if request.HasField("occurred_at"):
+                chunk.occurred_at.CopyFrom(request.occurred_at)
+            _stamp(chunk)
+            store.raw.put([chunk], vectors)
+            return chunk
+
+    return await asyncio.to_thread(append)
 
 
 def _turn_text(turn: corpus_pb2.RawTurn) -> str:
