@@ -15,10 +15,12 @@ import asyncio
 import functools
 import itertools
 import logging
+import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, cast
 
 from engram.v1 import common_pb2, embedder_pb2, gateway_pb2, retrieval_pb2
@@ -27,6 +29,7 @@ from gateway.core import audit
 from gateway.core.access import Tiers
 from gateway.core.audit import AuditLog
 from gateway.core.authoring_ops import AuthoringOperations
+from gateway.core.backup_ops import BackupOperations
 from gateway.core.corpus_ops import CorpusOperations
 from gateway.core.drawer_ops import DrawerOperations
 from gateway.core.jobs import JobBoard
@@ -57,7 +60,7 @@ _DEFAULT_JOB_LIMIT = 50
 LIST_COUNT_CONCURRENCY = 16
 
 
-class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
+class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOperations):
     """The operations of Engram's public API, over the tiers."""
 
     def __init__(
@@ -72,6 +75,8 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         sse_poll_s: float = 1.0,
         audit_log: AuditLog | None = None,
         rate_limit: RateLimiter | None = None,
+        scratch_dir: Path | None = None,
+        max_restore_bytes: int = 20 * 10**9,
     ) -> None:
         super().__init__(
             registry=registry,
@@ -84,6 +89,9 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations):
         self.rate_limit = rate_limit
         self._jobs = jobs
         self._sse_poll_s = sse_poll_s
+        # Where whole-store backups and restores are spooled (backup_ops).
+        self.scratch_dir = scratch_dir or Path(tempfile.gettempdir()) / "engram-gateway"
+        self.max_restore_bytes = max_restore_bytes
 
     def operation(self, name: str) -> Callable[..., Awaitable[Any]]:
         """What serves operation `name` for every face: the gateway's own method where it has

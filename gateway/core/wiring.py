@@ -7,6 +7,7 @@ is refused before it touches anything), then opens the token table and replays t
 from __future__ import annotations
 
 import asyncio
+import shutil
 from dataclasses import dataclass, field
 
 import grpc
@@ -47,6 +48,8 @@ class GatewayDeps:
         """Lock the state directory and open the token table. Returns a newly created admin
         token on a first start without ENGRAM_ADMIN_TOKEN (to be shown once), else None."""
         self.lock.acquire(self.settings.host, self.settings.port)
+        # What a backup or restore cut short by a crash left spooled (backup_ops).
+        shutil.rmtree(self.settings.state_dir / "scratch", ignore_errors=True)
         if self.tokens is None:
             self.tokens = TokenStore(self.settings.state_dir / "tokens.sqlite3")
         return self.tokens.bootstrap(self.settings.bootstrap_admin_token())
@@ -85,6 +88,8 @@ class GatewayDeps:
             rate_limit=RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
             if settings.rate_limit_per_s > 0
             else None,
+            scratch_dir=settings.state_dir / "scratch",
+            max_restore_bytes=settings.max_restore_bytes,
         )
         self._warm_up = asyncio.create_task(self.gateway.warm_up())
         return self.gateway

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from gateway.routes import corpus, dashboard, declared, drawers, health, jobs, search
+from gateway.routes import backup, corpus, dashboard, declared, drawers, health, jobs, search
 
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
+    backup.router,
     declared.router,
     drawers.router,
     search.router,

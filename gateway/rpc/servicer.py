@@ -148,6 +148,29 @@ class EngramServicer:
         async for piece in pieces:
             yield retrieval_pb2.ExportDrawersChunk(jsonl=piece)
 
+    async def BackupStore(
+        self, request: common_pb2.BackupStoreRequest, context: Context
+    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
+        backup = self._gateway.operation("backup_store")
+        async for piece in await backup(self._principal(context), request):
+            yield common_pb2.ArchiveChunk(data=piece)
+
+    async def RestoreStore(
+        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Context
+    ) -> gateway_pb2.StoreInfo:
+        """The first chunk names the new store (`store.name`); every chunk's `data` is the
+        archive."""
+        principal = self._principal(context)
+        first = await anext(chunks, common_pb2.ArchiveChunk())
+
+        async def rest() -> AsyncIterator[bytes]:
+            async for chunk in chunks:
+                yield chunk.data
+
+        restore = self._gateway.operation("restore_store")
+        info: gateway_pb2.StoreInfo = await restore(principal, first, rest())
+        return info
+
     async def WatchJob(
         self, request: gateway_pb2.GetJobRequest, context: Context
     ) -> AsyncIterator[common_pb2.Job]:

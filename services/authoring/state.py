@@ -30,6 +30,7 @@ from typing import Final
 from services.authoring.core import WritePolicy, default_prompt
 from services.authoring.core.consolidation import MergedText
 from services.runtime.errors import Conflict, InvalidInput, NotFound
+from services.runtime.snapshot import StoreParts
 
 VERSION_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 MAX_PROMPT_CHARS: Final = 65_536
@@ -149,6 +150,11 @@ class AuthoringState:
     def open(cls, root: Path, dimension: int) -> AuthoringState:
         """The `OpenStores` opener (authoring keeps no vectors: `dimension` is unused)."""
         return cls(root)
+
+    def snapshot_parts(self) -> StoreParts:
+        """What a backup holds (services.runtime.snapshot): the one SQLite file, copied with
+        SQLite's backup API (a consistent state without a lock of ours)."""
+        return StoreParts(folder=self.root, collections={}, derived=frozenset())
 
     def close(self) -> None:
         with self._lock:

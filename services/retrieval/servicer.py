@@ -30,6 +30,7 @@ from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
 from services.runtime.queries import parse_day
+from services.runtime.store_backup import backup_chunks, restore_from_chunks
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
@@ -122,6 +123,24 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         pool, _ = await self._pool(request.store)
         checked, drifts = await asyncio.to_thread(pool.check, repair=request.repair)
         return store_check("retrieval", checked, CHECKED_PARTS, drifts)
+
+    async def BackupStore(
+        self, request: common_pb2.BackupStoreRequest, context: Context
+    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
+        """`engram backup`: this tier's snapshot of the store (services.runtime.snapshot)."""
+        chunks = await backup_chunks(
+            self._deps.pools, request.store.name, "retrieval", DrawerPool.snapshot_parts
+        )
+        async for chunk in chunks:
+            yield chunk
+
+    async def RestoreStore(
+        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Context
+    ) -> common_pb2.RestoreStoreResponse:
+        """`engram restore`: a new store from this tier's snapshot."""
+        return await restore_from_chunks(
+            self._deps.pools, chunks, "retrieval", DrawerPool.snapshot_parts
+        )
 
     # ------------------------------------------------------------------ reads
 

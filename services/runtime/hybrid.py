@@ -57,6 +57,7 @@ class HybridCollection:
             raise ValueError("keywords and keyword_row go together")
         self.vectors = vectors
         self.collection = collection
+        self.dimension = dimension
         self.keywords = keywords
         self._keyword_row = keyword_row
         self.lock = threading.RLock()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -100,6 +101,29 @@ class OpenStores(Generic[T]):
             self._open.pop(name, None)
         opened.drop()
         return existed
+
+    @property
+    def root(self) -> Path:
+        """The folder every store's state lives under."""
+        return self._root
+
+    def reopen(self, name: str) -> T:
+        """Close the store's state and open it again from disk (after its files were
+        written underneath it, as a restore does)."""
+        with self._lock:
+            opened = self._open.pop(name, None)
+        if opened is not None:
+            opened.close()
+        return self.get(name)
+
+    def discard(self, name: str) -> None:
+        """Close the store's state if open and remove its folder, without opening it (a
+        restore that failed half-way; a store this tier refuses to open)."""
+        with self._lock:
+            opened = self._open.pop(name, None)
+        if opened is not None:
+            opened.close()
+        shutil.rmtree(store_dir(self._root, name), ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:

@@ -41,11 +41,9 @@ class Tiers:
     retrieval_root: Path | None = None  # the retrieval tier's data (a store's files are there)
 
 
-@pytest.fixture(scope="session")
-async def tiers(
-    tmp_path_factory: pytest.TempPathFactory, embedder_addr: str, redis_url: str
-) -> AsyncIterator[Tiers]:
-    root = tmp_path_factory.mktemp("gateway-stack")
+@contextlib.asynccontextmanager
+async def stack_tiers(root: Path, embedder_addr: str, redis_url: str) -> AsyncIterator[Tiers]:
+    """Every tier of a stack over `root` (its own job queues), as the gateway needs them."""
     suffix = f"gw-{uuid.uuid4().hex[:8]}"
     try:
         async with running_stack(root, embedder_addr, redis_url, suffix, keys=ApiKeys({})) as up:
@@ -60,6 +58,16 @@ async def tiers(
             )
     finally:
         clean_queues(redis_url, suffix)
+
+
+@pytest.fixture(scope="session")
+async def tiers(
+    tmp_path_factory: pytest.TempPathFactory, embedder_addr: str, redis_url: str
+) -> AsyncIterator[Tiers]:
+    async with stack_tiers(
+        tmp_path_factory.mktemp("gateway-stack"), embedder_addr, redis_url
+    ) as up:
+        yield up
 
 
 def gateway_settings(tiers: Tiers, data_dir: Path, **extra: Any) -> GatewaySettings:

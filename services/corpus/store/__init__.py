@@ -18,6 +18,7 @@ from services.corpus.store.source import SourceStore
 from services.runtime.drift import Drift, found
 from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.fts import FtsIndex
+from services.runtime.snapshot import StoreParts
 from services.runtime.stores import OpenStores
 from services.runtime.vectorstore import VectorStore, open_vector_store
 
@@ -146,6 +147,17 @@ class CorpusStore:
                 repaired=repair,
             ),
         ]
+
+    def snapshot_parts(self) -> StoreParts:
+        """What a backup of this corpus holds (services.runtime.snapshot): the catalog, the
+        bodies and the raw and source points; the vector engine's folder and the keyword
+        sidecars are rebuilt from the points on restore."""
+        return StoreParts(
+            folder=self.root,
+            collections={"raw": self.raw.collection, "source": self.source.collection},
+            derived=frozenset({"vectors", "raw_keywords.sqlite", "source_keywords.sqlite"}),
+            locks=(self.lock, self.raw.collection.lock, self.source.collection.lock),
+        )
 
     def close(self) -> None:
         self.raw.close()

@@ -31,6 +31,7 @@ from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex, KeywordHits
 from services.runtime.hybrid import HybridCollection, ReconcileReport
+from services.runtime.snapshot import StoreParts
 from services.runtime.vectorstore import (
     FieldEquals,
     FieldIn,
@@ -196,6 +197,16 @@ class DrawerPool:
                 repaired=repair,
             )
             return len(payloads) + len(open_links), drifts
+
+    def snapshot_parts(self) -> StoreParts:
+        """What a backup of this pool holds (services.runtime.snapshot): its folder but the
+        vector engine's and the keyword sidecar (rebuilt from the points on restore)."""
+        return StoreParts(
+            folder=self.location.root,
+            collections={COLLECTION: self.collection},
+            derived=frozenset({"vectors", "keywords.sqlite"}),
+            locks=(self._lock,),
+        )
 
     def _remember(self, meta: DrawerMeta) -> None:
         self._meta[meta.id] = meta

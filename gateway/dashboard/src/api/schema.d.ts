@@ -1155,6 +1155,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}:backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** back the store up: one archive of every tier's snapshot (admin) */
+        get: operations["backup_store_v1_stores__store__backup_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stores/{store}:check": {
         parameters: {
             query?: never;
@@ -1169,6 +1186,23 @@ export interface paths {
          * @description compare a store's engines with each other; repair=true mends the drift
          */
         post: operations["check_store_v1_stores__store__check_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stores/{store}:restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a new store from a backup archive (admin; the name must be free) */
+        post: operations["restore_store_v1_stores__store__restore_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5431,6 +5465,48 @@ export interface operations {
             };
         };
     };
+    backup_store_v1_stores__store__backup_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store's name (a slug) */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the archive (`engram restore` reads it) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                    "application/x-tar": string;
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     check_store_v1_stores__store__check_post: {
         parameters: {
             query?: never;
@@ -5454,6 +5530,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["engram.v1.StoreDoctorReport"];
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restore_store_v1_stores__store__restore_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store's name (a slug) */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-tar": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["engram.v1.StoreInfo"];
                 };
             };
             /** @description refused; `error.message` says why */
