@@ -42,7 +42,9 @@ def build_deps(
         retrieval=retrieval_pb2_grpc.RetrievalServiceStub(retrieval),
         corpus=corpus_pb2_grpc.CorpusServiceStub(corpus),
         embedder=embedder,
-        jobs=JobQueue(settings.redis_url, queue_name=settings.job_queue),
+        jobs=JobQueue(
+            settings.redis_url, queue_name=settings.job_queue, max_queued=settings.job_max_queued
+        ),
         keys=keys or ApiKeys.from_environ(settings.secrets_dir),
     )
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
-from services.runtime.settings import JobRetrySettings, TierSettings
+from services.runtime.settings import JobSettings, TierSettings
 
 
-class AuthoringSettings(JobRetrySettings, TierSettings):
+class AuthoringSettings(JobSettings, TierSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_AUTHORING_", extra="ignore", frozen=True)
 
     port: int = Field(50054, ge=0, le=65535, description="gRPC port of the authoring tier")

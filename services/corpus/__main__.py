@@ -28,7 +28,9 @@ def build_deps(
         qdrant_url=storage.qdrant_url,
         qdrant_api_key=storage.qdrant_api_key,
     )
-    jobs = JobQueue(settings.redis_url, queue_name=settings.job_queue)
+    jobs = JobQueue(
+        settings.redis_url, queue_name=settings.job_queue, max_queued=settings.job_max_queued
+    )
     return CorpusDeps(settings=settings, stores=stores, embedder=embedder, jobs=jobs)
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import SettingsConfigDict
 
-from services.runtime.settings import JobRetrySettings, TierSettings
+from services.runtime.settings import JobSettings, TierSettings
 
 
-class CorpusSettings(JobRetrySettings, TierSettings):
+class CorpusSettings(JobSettings, TierSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_CORPUS_", extra="ignore", frozen=True)
 
     port: int = Field(50053, ge=0, le=65535, description="gRPC port of the corpus tier")

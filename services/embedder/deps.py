@@ -23,6 +23,7 @@ class EmbedderDeps:
             max_batch=self.settings.max_batch,
             max_wait_s=self.settings.max_wait_ms / 1000.0,
             enabled=self.settings.dynamic_batching,
+            max_queued_texts=self.settings.max_queued_texts,
         )
         self.model, self.batcher = model, batcher
         return batcher

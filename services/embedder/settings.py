@@ -36,5 +36,12 @@ class EmbedderSettings(TierSettings):
         "while the previous call ran",
     )
     dynamic_batching: bool = Field(True, description="coalesce concurrent requests")
+    max_queued_texts: int = Field(
+        2048,
+        ge=0,
+        description="texts waiting for the model beyond which a request is refused at once "
+        "(RESOURCE_EXHAUSTED, 429 at the gateway, with when to retry) instead of waiting past "
+        "its caller's deadline; 0 = no bound",
+    )
     max_texts: int = Field(512, ge=1, le=100_000, description="most texts in one request")
     max_text_chars: int = Field(32_768, ge=1, description="longest text accepted, in characters")

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import grpc
 from google.rpc import error_details_pb2, status_pb2
 
-from services.runtime.errors import EngramError, error_from_code, error_from_grpc
+from services.runtime.errors import EngramError, Overloaded, error_from_code, error_from_grpc
 from services.runtime.grpc_server import ERROR_DOMAIN, STATUS_DETAILS_KEY
 
 T = TypeVar("T")
@@ -123,10 +123,19 @@ def domain_error(error: grpc.aio.AioRpcError) -> EngramError:
         if key != STATUS_DETAILS_KEY or not isinstance(value, bytes):
             continue
         status = status_pb2.Status.FromString(value)
+        found: EngramError | None = None
+        retry_after_s = 0.0
         for detail in status.details:
             info = error_details_pb2.ErrorInfo()
+            retry = error_details_pb2.RetryInfo()
             if detail.Unpack(info) and info.domain == ERROR_DOMAIN:
-                return error_from_code(info.reason, status.message, info.metadata.get("field", ""))
+                found = error_from_code(info.reason, status.message, info.metadata.get("field", ""))
+            elif detail.Unpack(retry):
+                retry_after_s = retry.retry_delay.ToNanoseconds() / 1e9
+        if found is not None:
+            if isinstance(found, Overloaded):
+                found.retry_after_s = retry_after_s
+            return found
     code = error.code()
     message = error.details() or code.name
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -21,7 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from services.runtime.errors import EngramError, InvalidInput, status_for
+from services.runtime.errors import EngramError, InvalidInput, Overloaded, status_for
 from services.runtime.metrics import RpcMetrics
 from services.runtime.settings import TierSettings
 
@@ -40,7 +40,16 @@ def status_details(error: EngramError, grpc_code: grpc.StatusCode) -> bytes:
     )
     detail = any_pb2.Any()
     detail.Pack(info)
-    status = status_pb2.Status(code=grpc_code.value[0], message=error.message, details=[detail])
+    details = [detail]
+    if isinstance(error, Overloaded) and error.retry_after_s > 0:
+        # When to come back, as google.rpc.RetryInfo: the next tier (and the gateway's 429
+        # Retry-After) passes it on instead of guessing.
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromNanoseconds(int(error.retry_after_s * 1e9))
+        packed = any_pb2.Any()
+        packed.Pack(retry)
+        details.append(packed)
+    status = status_pb2.Status(code=grpc_code.value[0], message=error.message, details=details)
     serialized: bytes = status.SerializeToString()
     return serialized
 

@@ -243,11 +243,15 @@ class JobQueue:
         queue_name: str = "engram:jobs",
         retention_s: float = 7 * 86400,
         timeout_s: float = 2.0,
+        max_queued: int = 0,
     ) -> None:
         self.url = url
         self.keys = _Keys(queue_name)
         self.retention_s = retention_s
         self.timeout_s = timeout_s
+        # Jobs waiting in the queue beyond which a new one is refused (Overloaded, with a
+        # Retry-After); 0 = no bound.
+        self.max_queued = max_queued
         self._records: _Records | None = None
         self._lock = asyncio.Lock()
 
@@ -295,6 +299,15 @@ class JobQueue:
             id=job_id, kind=kind, store=store, state=JobState.QUEUED, created_at=_now()
         )
         recs = await self._recs()
+        if self.max_queued:
+            with _outage_as_unavailable(self.url):
+                waiting = int(await recs.pool.zcard(self.keys.queue))
+            if waiting >= self.max_queued:
+                raise Overloaded(
+                    f"{waiting} jobs are already waiting in this queue (the limit is "
+                    f"{self.max_queued}); retry once some have run",
+                    retry_after_s=QUEUE_FULL_RETRY_S,
+                )
         score = record.created_at.timestamp()
         indexes = (self.keys.all, self.keys.store(store))
         with _outage_as_unavailable(self.url):
@@ -476,6 +489,8 @@ class JobContext:
 Handler = Callable[[JobContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+# What a caller refused by a full queue is told to wait.
+QUEUE_FULL_RETRY_S = 30.0
 # The longest wait between two attempts of a job.
 MAX_RETRY_DELAY_S = 60.0
 

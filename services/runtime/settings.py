@@ -37,9 +37,17 @@ class TierSettings(BaseSettings):
     )
 
 
-class JobRetrySettings(BaseSettings):
-    """How a tier that runs background jobs retries one whose attempt met a passing failure
-    (a tier or the embedder unreachable, a saturated queue): mixed into its settings."""
+class JobSettings(BaseSettings):
+    """How a tier that runs background jobs bounds its queue and retries a job whose attempt
+    met a passing failure (a tier or the embedder unreachable or saturated): mixed into its
+    settings."""
+
+    job_max_queued: int = Field(
+        1000,
+        ge=0,
+        description="jobs waiting in the queue beyond which a new one is refused (429 with "
+        "Retry-After) instead of queued behind hours of work; 0 = no bound",
+    )
 
     job_max_tries: int = Field(
         6,

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 import uvicorn
+from engram.v1 import gateway_pb2_grpc
 from fastapi import FastAPI
 
 from gateway.app import create_app
@@ -220,3 +222,12 @@ async def api(tiers: Tiers, tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
 @pytest.fixture
 def store_name() -> str:
     return f"gw-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+async def engram(api: Api) -> AsyncIterator[gateway_pb2_grpc.EngramStub]:
+    """A stub over a real channel to the session gateway's gRPC port."""
+    port = api.app.state.grpc_port
+    assert isinstance(port, int) and port > 0, f"the gateway bound no gRPC port: {port!r}"
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield gateway_pb2_grpc.EngramStub(channel)

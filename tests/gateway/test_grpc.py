@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import typing
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -42,15 +42,6 @@ NOTES = (
     b"## Rollback\n\nA failed deploy is rolled back by redeploying the previous tag.\n"
 )
 TERMINAL = (common_pb2.JOB_STATE_DONE, common_pb2.JOB_STATE_FAILED, common_pb2.JOB_STATE_CANCELLED)
-
-
-@pytest.fixture
-async def engram(api: Api) -> AsyncIterator[gateway_pb2_grpc.EngramStub]:
-    """A stub over a real channel to the session gateway's gRPC port."""
-    port = api.app.state.grpc_port
-    assert isinstance(port, int) and port > 0, f"the gateway bound no gRPC port: {port!r}"
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        yield gateway_pb2_grpc.EngramStub(channel)
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:

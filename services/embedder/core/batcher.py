@@ -4,6 +4,11 @@ Requests queue up; one loop takes as many as fit in `max_batch` texts, waiting a
 `max_wait_s` after the first arrives for company, and runs a single model call for them in a
 dedicated thread (so the event loop stays free to accept more). While a call runs, the next
 batch gathers, so under load batches fill without any waiting at all.
+
+Backpressure: with `max_queued_texts`, a request that would queue more texts than that is
+refused at once (`Overloaded`, with when the queue should have drained at the rate measured so
+far) rather than left to wait past its caller's deadline. A request arriving at an empty queue
+is always taken, however large.
 """
 
 from __future__ import annotations
@@ -20,9 +25,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from services.runtime.errors import Overloaded
+
 logger = logging.getLogger(__name__)
 
 EncodeFn = Callable[[list[str]], npt.NDArray[np.float32]]
+
+# How the measured model rate is smoothed, and what it is taken to be before a call is timed.
+RATE_SMOOTHING = 0.2
+FIRST_RATE_GUESS = 100.0
+# The shortest wait a refused caller is told.
+MIN_RETRY_S = 0.5
 
 
 @dataclass
@@ -39,6 +52,7 @@ class BatcherStats:
     texts: int = 0
     model_calls: int = 0
     largest_batch: int = 0
+    refused: int = 0  # requests turned away by max_queued_texts
     batch_sizes: list[int] = field(default_factory=list)
 
     def record(self, size: int) -> None:
@@ -52,12 +66,21 @@ class DynamicBatcher:
     """Coalesces concurrent `embed` calls into batched calls of `encode`."""
 
     def __init__(
-        self, encode: EncodeFn, *, max_batch: int, max_wait_s: float, enabled: bool = True
+        self,
+        encode: EncodeFn,
+        *,
+        max_batch: int,
+        max_wait_s: float,
+        enabled: bool = True,
+        max_queued_texts: int = 0,
     ) -> None:
         self._encode = encode
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
         self.enabled = enabled
+        self.max_queued_texts = max_queued_texts
+        # Texts a second the model has managed, smoothed (a first guess until measured).
+        self.texts_per_s = FIRST_RATE_GUESS
         self.stats = BatcherStats()
         self._queue: deque[_Pending] = deque()
         self._wakeup = asyncio.Event()
@@ -91,16 +114,35 @@ class DynamicBatcher:
         self.stats.texts += len(texts)
         if not self.enabled:
             return await self._call_model(texts)
+        self._refuse_when_full(len(texts))
         self.start()
         future: asyncio.Future[npt.NDArray[np.float32]] = asyncio.get_running_loop().create_future()
         self._queue.append(_Pending(texts, future))
         self._wakeup.set()
         return await future
 
+    def _refuse_when_full(self, arriving: int) -> None:
+        queued = self._queued_texts()
+        if not self.max_queued_texts or not queued or queued + arriving <= self.max_queued_texts:
+            return
+        self.stats.refused += 1
+        wait = max(MIN_RETRY_S, queued / max(self.texts_per_s, 1.0))
+        raise Overloaded(
+            f"the embedder has {queued} texts waiting (the limit is {self.max_queued_texts}, "
+            f"ENGRAM_EMBEDDER_MAX_QUEUED_TEXTS); retry in about {wait:.0f} s",
+            retry_after_s=wait,
+        )
+
     async def _call_model(self, texts: list[str]) -> npt.NDArray[np.float32]:
         self.stats.record(len(texts))
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._encode, texts)
+        started = time.monotonic()
+        vectors = await loop.run_in_executor(self._executor, self._encode, texts)
+        elapsed = time.monotonic() - started
+        if elapsed > 0:
+            rate = len(texts) / elapsed
+            self.texts_per_s = RATE_SMOOTHING * rate + (1 - RATE_SMOOTHING) * self.texts_per_s
+        return vectors
 
     async def _run(self) -> None:
         while True:

@@ -365,3 +365,19 @@ def test_retry_delays_double_up_to_a_minute() -> None:
 
     assert [retry_delay(2.0, attempt) for attempt in range(1, 6)] == [2, 4, 8, 16, 32]
     assert retry_delay(2.0, 9) == MAX_RETRY_DELAY_S
+
+
+async def test_a_full_queue_refuses_a_new_job_with_a_wait(redis_url: str, queue_name: str) -> None:
+    from services.runtime.errors import Overloaded
+
+    async with JobQueue(redis_url, queue_name=queue_name, max_queued=2) as bounded:
+        first = await bounded.enqueue("noop", "s", {})
+        await bounded.enqueue("noop", "s", {})
+        with pytest.raises(Overloaded) as refused:
+            await bounded.enqueue("noop", "s", {})
+        assert refused.value.retry_after_s > 0 and "2 jobs are already waiting" in str(
+            refused.value.message
+        )
+        assert len(await bounded.list("s", 10)) == 2, "the refused job left no record"
+        await bounded.cancel(first.id)  # taken out of the queue: room for one more
+        await bounded.enqueue("noop", "s", {})
