@@ -16,6 +16,7 @@ from gateway.core.wiring import GatewayDeps
 from gateway.settings import GatewaySettings
 from services.runtime.errors import EngramError
 from services.runtime.logs import configure_logging
+from services.runtime.tls import TlsSettings
 
 
 def main() -> int:
@@ -34,12 +35,16 @@ def main() -> int:
             flush=True,
         )
     app = create_app(settings, deps)
+    tls = TlsSettings().check()
     uvicorn.run(
         app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
         timeout_keep_alive=settings.keep_alive_s,
+        # HTTPS with this process's certificate when ENGRAM_TLS_* names one (runtime/tls.py).
+        ssl_certfile=str(tls.cert_file) if tls.serves_tls else None,
+        ssl_keyfile=str(tls.key_file) if tls.serves_tls else None,
         access_log=False,
         log_config=None,  # keep the structured logging configured above
         lifespan="on",

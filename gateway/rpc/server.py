@@ -15,6 +15,7 @@ from gateway.rpc.servicer import SERVICE, EngramServicer
 from gateway.settings import GatewaySettings
 from services.runtime.grpc_server import TierServer, build_server
 from services.runtime.settings import TierSettings
+from services.runtime.tls import TlsSettings
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,12 @@ def create_server(settings: GatewaySettings, gateway: Gateway) -> TierServer:
     # model_construct: the gateway's own settings say where to bind; a TierSettings built
     # normally would also read the tiers' ENGRAM_* variables.
     where = TierSettings.model_construct(host=settings.host, port=settings.grpc_port)
-    return build_server(where, tier="gateway", register=register, service_names=[SERVICE.full_name])
+    # TLS as every tier serves it, but never asking public callers for a client certificate:
+    # they authenticate with their token.
+    tls = TlsSettings().model_copy(update={"require_client_cert": False})
+    return build_server(
+        where, tier="gateway", register=register, service_names=[SERVICE.full_name], tls=tls
+    )
 
 
 @contextlib.asynccontextmanager

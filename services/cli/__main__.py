@@ -116,6 +116,23 @@ def _admin_token(given: str) -> str:
     return given or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
 
 
+def _probe(args: argparse.Namespace) -> int:
+    """One readiness check, as `engram up` makes it (TLS from ENGRAM_TLS_*): for probes that
+    must speak TLS (Kubernetes' own gRPC probe does not)."""
+    import os
+
+    from services.launcher.probes import GrpcHealth, HttpReady, Probe
+
+    if args.server_name:  # this one-shot process's TLS check names the tier's Service
+        os.environ["ENGRAM_TLS_SERVER_NAME"] = args.server_name
+    host, _, port = args.address.rpartition(":")
+    probe: Probe = HttpReady(args.http_path) if args.http_path else GrpcHealth(args.service)
+    ready = probe.ready(host.strip("[]") or "127.0.0.1", int(port))
+    if not ready:
+        print(f"{args.address} is not {probe.ready_word}", file=sys.stderr)
+    return 0 if ready else 1
+
+
 def _classifier_model(args: argparse.Namespace) -> int:
     """train or check one of the shipped text classifiers (intent or sentence type)."""
     import numpy as np
@@ -277,6 +294,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--library", action="append", choices=("default", "companion"), help="(repeatable)"
     )
     types.set_defaults(func=_classifier_model)
+    probe = sub.add_parser(
+        "probe", help="exit 0 when a tier's gRPC health says SERVING (or --http PATH answers 200)"
+    )
+    probe.add_argument("address", help="host:port")
+    probe.add_argument("service", nargs="?", default="", help="gRPC service name ('' = overall)")
+    probe.add_argument("--http", dest="http_path", help="an HTTP path to GET instead, e.g. /readyz")
+    probe.add_argument(
+        "--server-name", default="", help="the name its TLS certificate carries (ENGRAM_TLS_*)"
+    )
+    probe.set_defaults(func=_probe)
     config = sub.add_parser("config", help="print every setting, its variable and default")
     config.add_argument("--write-readme", type=Path, help="rewrite the table in this README")
     config.set_defaults(func=_config)

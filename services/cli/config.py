@@ -12,11 +12,13 @@ from services.embedder.settings import EmbedderSettings
 from services.launcher.settings import LauncherSettings
 from services.retrieval.settings import RetrievalSettings
 from services.runtime.settings import StorageSettings
+from services.runtime.tls import TlsSettings
 
 # Settings classes in README order. A new tier adds its class here.
 SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     LauncherSettings,
     StorageSettings,
+    TlsSettings,
     EmbedderSettings,
     RetrievalSettings,
     CorpusSettings,

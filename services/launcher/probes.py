@@ -3,6 +3,7 @@ reports SERVING, or an HTTP endpoint (the gateway's `/readyz`) answers 200."""
 
 from __future__ import annotations
 
+import ssl
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.runtime.tls import TlsSettings, channel_credentials, channel_options
 
 _CHECK_TIMEOUT_S = 1.0
 # Local probes only: a proxy from the environment (http_proxy) must not see them.
@@ -41,7 +44,15 @@ class GrpcHealth:
     ready_word: str = "SERVING"
 
     def ready(self, host: str, port: int) -> bool:
-        with grpc.insecure_channel(f"{host}:{port}") as channel:
+        tls = TlsSettings()
+        credentials = channel_credentials(tls)
+        target = f"{host}:{port}"
+        opened = (
+            grpc.secure_channel(target, credentials, options=channel_options(tls))
+            if credentials is not None
+            else grpc.insecure_channel(target)
+        )
+        with opened as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             try:
                 reply = stub.Check(
@@ -63,8 +74,19 @@ class HttpReady:
     ready_word: str = "ready"
 
     def ready(self, host: str, port: int) -> bool:
+        tls = TlsSettings()
+        opener = _DIRECT
+        if tls.serves_tls:  # the gateway serves HTTPS: check it against the stack's CA
+            context = ssl.create_default_context(
+                cafile=str(tls.ca_file) if tls.ca_file is not None else None
+            )
+            if tls.server_name:
+                context.check_hostname = False  # the name is checked by the CA's signature
+            opener = urllib.request.build_opener(
+                urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+            )
         try:
-            with _DIRECT.open(self.address(host, port) + self.path, timeout=_CHECK_TIMEOUT_S) as r:
+            with opener.open(self.address(host, port) + self.path, timeout=_CHECK_TIMEOUT_S) as r:
                 return int(r.status) == 200
         except (urllib.error.URLError, OSError):  # HTTPError (e.g. 503) is a URLError
             return False
@@ -74,5 +96,7 @@ class HttpReady:
 
 
 def http_base(host: str, port: int) -> str:
-    """`http://host:port`, with an IPv6 host bracketed."""
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    """`http://host:port` (https when this process's TLS settings serve it), with an IPv6
+    host bracketed."""
+    scheme = "https" if TlsSettings().serves_tls else "http"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"

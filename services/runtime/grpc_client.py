@@ -18,6 +18,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from services.runtime.errors import EngramError, Overloaded, error_from_code, error_from_grpc
 from services.runtime.grpc_server import ERROR_DOMAIN, STATUS_DETAILS_KEY
+from services.runtime.tls import TlsSettings, channel_credentials, channel_options
 
 T = TypeVar("T")
 
@@ -96,9 +97,14 @@ class _DefaultDeadline(
         return await continuation(self._details(details), request_iterator)
 
 
-def create_channel(target: str, policy: ClientPolicy | None = None) -> grpc.aio.Channel:
-    """An insecure aio channel to `host:port` with deadlines, retries and keepalive."""
+def create_channel(
+    target: str, policy: ClientPolicy | None = None, tls: TlsSettings | None = None
+) -> grpc.aio.Channel:
+    """An aio channel to `host:port` with deadlines, retries and keepalive: TLS when the TLS
+    settings (default: `ENGRAM_TLS_*`) name a CA, else plaintext."""
     policy = policy or ClientPolicy()
+    tls = tls or TlsSettings()
+    credentials = channel_credentials(tls)
     options = [
         ("grpc.enable_retries", 1),
         ("grpc.service_config", _service_config(policy)),
@@ -111,9 +117,15 @@ def create_channel(target: str, policy: ClientPolicy | None = None) -> grpc.aio.
         ("grpc.min_reconnect_backoff_ms", 250),
         ("grpc.max_reconnect_backoff_ms", int(policy.max_reconnect_backoff_s * 1000)),
     ]
-    return grpc.aio.insecure_channel(
-        target, options=options, interceptors=[_DefaultDeadline(policy.deadline_s)]
-    )
+    interceptors = [_DefaultDeadline(policy.deadline_s)]
+    if credentials is not None:
+        return grpc.aio.secure_channel(
+            target,
+            credentials,
+            options=[*options, *channel_options(tls)],
+            interceptors=interceptors,
+        )
+    return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
 
 
 def domain_error(error: grpc.aio.AioRpcError) -> EngramError:

@@ -24,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from services.runtime.errors import EngramError, InvalidInput, Overloaded, status_for
 from services.runtime.metrics import RpcMetrics
 from services.runtime.settings import TierSettings
+from services.runtime.tls import TlsSettings, server_credentials
 
 logger = logging.getLogger(__name__)
 
@@ -256,6 +257,7 @@ def build_server(
     tier: str,
     register: Callable[[grpc.aio.Server], None],
     service_names: Sequence[str],
+    tls: TlsSettings | None = None,
 ) -> TierServer:
     """Create a tier's aio server with the standard interceptor, health and reflection.
 
@@ -284,7 +286,13 @@ def build_server(
         ),
         server,
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    credentials = server_credentials(tls or TlsSettings())  # ENGRAM_TLS_* unless given
+    where = f"{settings.host}:{settings.port}"
+    port = (
+        server.add_secure_port(where, credentials)
+        if credentials is not None
+        else server.add_insecure_port(where)
+    )
     if port == 0:
         raise OSError(f"cannot bind {settings.host}:{settings.port}")
     return TierServer(server, port, health, metrics, names)
