@@ -250,7 +250,7 @@ def test_retrieval_killed_in_a_burst_of_writes_loses_and_doubles_nothing(
         _no_drift(client, store)
 
 
-IMPORTED = 800
+IMPORTED = 4000
 
 
 def test_retrieval_killed_in_an_import_then_imported_again_holds_the_file_once(
@@ -287,7 +287,7 @@ def test_retrieval_killed_in_an_import_then_imported_again_holds_the_file_once(
 
         sender = threading.Thread(target=send)
         sender.start()
-        time.sleep(1.0)  # the import is being embedded and written
+        time.sleep(0.5)  # the import is being embedded (seconds for 4,000 lines on CPU)
         stack.restart_after_kill("retrieval")
         sender.join(120)
         [first] = outcome
@@ -376,7 +376,7 @@ def test_redis_killed_with_jobs_queued_loses_none(stack: FaultStack) -> None:
     append-only file, and each runs to the end once."""
     store = "fault-redis"
     batches = [
-        {f"batch-{b}-runbook-{n}.txt": _document(10 * b + n) for n in range(3)} for b in range(3)
+        {f"batch-{b}-runbook-{n}.txt": _document(10 * b + n) for n in range(3)} for b in range(5)
     ]
     with stack.client() as client:
         _create_store(client, store)
