@@ -21,7 +21,25 @@ EVENTS = ProtoOp(gateway_pb2.GetJobRequest, body=False, path_fields=("id",), sto
 _SSE_ANSWER = {
     200: {
         "description": "`job` events, each the Job as JSON, until it is done, failed or cancelled",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        # One event's shape (OpenAPI 3.1 reads `schema` as the per-event schema of an event
+        # stream): `event: job`, an `id` counting up, and the Job as JSON in `data`.
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "required": ["event", "data"],
+                    "properties": {
+                        "event": {"type": "string", "enum": ["job"]},
+                        "id": {"type": "string"},
+                        "data": {
+                            "type": "string",
+                            "contentMediaType": "application/json",
+                            "description": "the Job (as GET /v1/jobs/{id} answers it)",
+                        },
+                    },
+                }
+            }
+        },
     }
 }
 

@@ -136,3 +136,79 @@ async def test_generated_requests_get_no_5xx_and_answers_match_the_schema(
     assert len(statuses) >= operations - len(LEFT_OUT), sorted(statuses)
     assert len(succeeded) >= operations // 2, f"only these succeeded: {succeeded}"
     assert len(refused) >= operations // 2, f"only these refused anything: {refused}"
+
+
+def _pinned_to_the_store(spec: dict[str, Any]) -> dict[str, Any]:
+    """The document with every `{store}` path parameter allowed one value: the fuzz store
+    (stateful sequences then act on a store that exists instead of meeting 404s)."""
+    pinned = json.loads(json.dumps(spec))
+    for path, methods in pinned["paths"].items():
+        for method, operation in methods.items():
+            if (method.upper(), path) in LEFT_OUT:
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter["name"] == "store":
+                    parameter["schema"] = {"type": "string", "enum": [FUZZ_STORE]}
+    for method_path in LEFT_OUT:
+        method, path = method_path
+        pinned["paths"].get(path, {}).pop(method.lower(), None)
+    return pinned
+
+
+STATEFUL_EXAMPLES = 25
+STATEFUL_STEPS = 6
+
+
+def _stateful(url: str, spec: dict[str, Any]) -> tuple[int, list[int]]:
+    """Sequences of calls chained by the links schemathesis infers from the document (an id
+    one answer gives is the path parameter of the next call); returns how many links it
+    found and the status of every call made."""
+    schema = schemathesis.openapi.from_dict(_pinned_to_the_store(spec))
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    machine = schema.as_state_machine()
+    links = sum(1 for name in dir(machine) if "___" in name)
+    statuses: list[int] = []
+    session = requests.Session()
+
+    class Sequences(machine):  # type: ignore[misc,valid-type]
+        def before_call(self, case: schemathesis.Case) -> None:
+            # The token wins over any Authorization header the generation made up.
+            case.headers = {**(case.headers or {}), **headers}
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {"base_url": url, "session": session}
+
+        def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
+            statuses.append(response.status_code)
+            case.validate_response(response, checks=CHECKS)
+
+    try:
+        Sequences.run(
+            settings=settings(
+                max_examples=STATEFUL_EXAMPLES,
+                stateful_step_count=STATEFUL_STEPS,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                suppress_health_check=list(HealthCheck),
+            )
+        )
+    finally:
+        session.close()
+    return links, statuses
+
+
+@pytest.mark.slow
+async def test_stateful_sequences_get_no_5xx_and_answers_match_the_schema(
+    served: Served,
+) -> None:
+    """Chained calls (create a drawer, then read, patch, link, delete it; start a job, then
+    watch and cancel it ...) on the links schemathesis infers, bounded in examples and steps."""
+    spec = (await served.api.client.get("/openapi.json")).json()
+    links, statuses = await asyncio.to_thread(_stateful, served.url, spec)
+    assert links >= 50, f"only {links} links inferred between operations"
+    assert len(statuses) >= STATEFUL_EXAMPLES, f"only {len(statuses)} calls made"
+    assert not [s for s in statuses if s >= 500]
+    assert sum(1 for s in statuses if s < 300) >= len(statuses) // 4, (
+        f"the sequences mostly stopped at the door: {sorted(set(statuses))}"
+    )

@@ -2642,7 +2642,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @description the Job (as GET /v1/jobs/{id} answers it) */
+                        data: string;
+                        /** @enum {string} */
+                        event: "job";
+                        id?: string;
+                    };
                 };
             };
             /** @description refused; `error.message` says why */
