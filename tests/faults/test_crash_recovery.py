@@ -395,3 +395,25 @@ def test_redis_killed_with_jobs_queued_loses_none(stack: FaultStack) -> None:
         for documents, ids in zip(batches, uploaded, strict=True):
             _ingested_as_expected(client, store, documents, ids)
         _no_drift(client, store)
+
+
+# ---------------------------------------------------------------------- secrets
+
+
+def test_no_log_or_audit_line_holds_a_token(stack: FaultStack) -> None:
+    """After everything above (crashes, restarts, 5xx and refusals included), no process log
+    and no audit line holds a bearer token; a refused one with a wrong secret neither."""
+    wrong = stack.token[:-6] + "XXXXXX"
+    with httpx.Client(base_url=stack.url, headers={"Authorization": f"Bearer {wrong}"}) as bad:
+        assert bad.get("/v1/stores").status_code == 401
+    with stack.client() as client:
+        created = client.post("/v1/tokens", json={"tier": "CALLER_TIER_READ"})
+        assert created.status_code == 201, created.text
+        issued = created.json()["token"]
+        assert client.get("/v1/audit").status_code == 200
+    written = [p for p in stack.root.rglob("*") if p.is_file() and p.suffix in (".log", ".jsonl")]
+    assert any(p.suffix == ".jsonl" for p in written) and any(p.suffix == ".log" for p in written)
+    for path in written:
+        text = path.read_text(errors="replace")
+        for secret in (stack.token, wrong, issued):
+            assert secret not in text, f"{path.relative_to(stack.root)} holds a token"
