@@ -27,6 +27,7 @@ def build_deps(
         backend=storage.vector_backend,
         qdrant_url=storage.qdrant_url,
         qdrant_api_key=storage.qdrant_api_key,
+        qdrant_topology=storage.qdrant_topology(),
     )
     jobs = JobQueue(
         settings.redis_url, queue_name=settings.job_queue, max_queued=settings.job_max_queued

@@ -26,6 +26,7 @@ def build_deps(
         backend=storage.vector_backend,
         qdrant_url=storage.qdrant_url,
         qdrant_api_key=storage.qdrant_api_key,
+        qdrant_topology=storage.qdrant_topology(),
         index_min_points=settings.index_min_points,
     )
     limits = SearchLimits(

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.runtime.vectorstore.topology import QdrantTopology, ReadConsistency, WriteOrdering
+
 VectorBackend = Literal["edge", "qdrant"]
 
 
@@ -73,4 +75,34 @@ class StorageSettings(BaseSettings):
     )
     qdrant_url: str = Field("", description="Qdrant server URL when vector_backend=qdrant")
     qdrant_api_key: str = Field("", description="Qdrant API key (server mode)")
+    qdrant_shards: int = Field(
+        1, ge=1, le=256, description="shards of each new collection on a Qdrant cluster"
+    )
+    qdrant_replication_factor: int = Field(
+        1, ge=1, le=16, description="copies of each shard on a Qdrant cluster (2+ survives a node)"
+    )
+    qdrant_write_consistency_factor: int = Field(
+        1, ge=1, le=16, description="replicas that must acknowledge a write before it returns"
+    )
+    qdrant_write_ordering: WriteOrdering = Field(
+        "weak",
+        description="Qdrant's write ordering across replicas: weak, medium (through the "
+        "shard's leader when it is up) or strong (always through it)",
+    )
+    qdrant_read_consistency: ReadConsistency | int = Field(
+        1,
+        description="replicas a read asks: a number, or majority, quorum, all (1: the first "
+        "that answers)",
+    )
+
+    def qdrant_topology(self) -> QdrantTopology:
+        """The layout and consistency these settings ask of a Qdrant cluster."""
+        return QdrantTopology(
+            shards=self.qdrant_shards,
+            replication_factor=self.qdrant_replication_factor,
+            write_consistency_factor=self.qdrant_write_consistency_factor,
+            write_ordering=self.qdrant_write_ordering,
+            read_consistency=self.qdrant_read_consistency,
+        )
+
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis for the job queue")

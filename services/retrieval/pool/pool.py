@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from services.runtime.vectorstore import (
     FieldIn,
     FieldNotEquals,
     Filter,
+    QdrantTopology,
     VectorHit,
     VectorPoint,
     open_vector_store,
@@ -69,6 +70,7 @@ class PoolLocation:
     qdrant_url: str = ""
     qdrant_api_key: str = ""
     index_min_points: int = 20_000  # unindexed points that trigger a background HNSW build
+    qdrant_topology: QdrantTopology = field(default_factory=QdrantTopology)  # on a cluster
 
 
 class DrawerPool:
@@ -83,6 +85,7 @@ class DrawerPool:
             path=location.root / "vectors",
             url=location.qdrant_url,
             api_key=location.qdrant_api_key,
+            topology=location.qdrant_topology,
         )
         self.collection = HybridCollection(
             vectors,

@@ -27,6 +27,7 @@ from services.runtime.vectorstore.base import (
     VectorPoint,
     VectorStore,
 )
+from services.runtime.vectorstore.topology import QdrantTopology
 
 BACKENDS = ("edge", "qdrant")
 
@@ -38,6 +39,7 @@ __all__ = [
     "FieldNotEquals",
     "FieldRange",
     "Filter",
+    "QdrantTopology",
     "StoredPoint",
     "VectorHit",
     "VectorLike",
@@ -48,7 +50,12 @@ __all__ = [
 
 
 def open_vector_store(
-    backend: str, *, path: Path | None, url: str = "", api_key: str = ""
+    backend: str,
+    *,
+    path: Path | None,
+    url: str = "",
+    api_key: str = "",
+    topology: QdrantTopology | None = None,
 ) -> VectorStore:
     """Open the vector store of `backend`.
 
@@ -66,7 +73,7 @@ def open_vector_store(
     if backend == "qdrant":
         from services.runtime.vectorstore.remote import QdrantVectorStore
 
-        return QdrantVectorStore(url=url, api_key=api_key, path=path)
+        return QdrantVectorStore(url=url, api_key=api_key, path=path, topology=topology)
     raise InvalidInput(
         f"unknown vector store backend {backend!r}: use one of {', '.join(BACKENDS)}",
         field="backend",

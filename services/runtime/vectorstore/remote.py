@@ -51,6 +51,7 @@ from services.runtime.vectorstore.base import (
     stored_payload,
     unique_ids,
 )
+from services.runtime.vectorstore.topology import QdrantTopology
 
 IN_MEMORY = ":memory:"
 # Keeps one REST request well under the server's default 32 MB body limit at 1024 dims.
@@ -67,6 +68,7 @@ class QdrantVectorStore(VectorStore):
         api_key: str = "",
         path: Path | None = None,
         timeout_s: int = 10,
+        topology: QdrantTopology | None = None,
     ) -> None:
         if url == IN_MEMORY:
             self._client = QdrantClient(location=IN_MEMORY)
@@ -78,12 +80,26 @@ class QdrantVectorStore(VectorStore):
             raise InvalidInput("the qdrant backend needs a url (or ':memory:', or a path)")
         self._where = url or str(path)
         self._local = url == IN_MEMORY or not url
+        # A cluster's layout and consistency; local mode has no cluster and is given none.
+        self._topology = topology or QdrantTopology()
+        self._cluster = not self._local
         # Local mode is plain Python with no locking of its own; the server client is
         # thread-safe (httpx), so it needs none.
         self._lock: AbstractContextManager[Any] = threading.Lock() if self._local else nullcontext()
         self._dimensions: dict[str, int] = {}
         self._dimensions_lock = threading.Lock()
         self._closed = False
+
+    # -- cluster layout (a server only: local mode has no cluster) ------------------------
+
+    def _layout(self) -> dict[str, Any]:
+        return self._topology.collection_params() if self._cluster else {}
+
+    def _writes(self) -> dict[str, Any]:
+        return self._topology.write_args() if self._cluster else {}
+
+    def _reads(self) -> dict[str, Any]:
+        return self._topology.read_args() if self._cluster else {}
 
     # -- collections -------------------------------------------------------------------
 
@@ -101,6 +117,7 @@ class QdrantVectorStore(VectorStore):
                         vectors_config=models.VectorParams(
                             size=dimension, distance=models.Distance.COSINE
                         ),
+                        **self._layout(),
                     )
             except Conflict:
                 pass  # created concurrently by another replica: compare dimensions below
@@ -152,7 +169,12 @@ class QdrantVectorStore(VectorStore):
         ]
         for start in range(0, len(structs), _UPSERT_BATCH):
             with self._translated(collection):
-                self._client.upsert(collection, structs[start : start + _UPSERT_BATCH], wait=True)
+                self._client.upsert(
+                    collection,
+                    structs[start : start + _UPSERT_BATCH],
+                    wait=True,
+                    **self._writes(),
+                )
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete points by id; ids not stored are ignored."""
@@ -162,7 +184,10 @@ class QdrantVectorStore(VectorStore):
             return
         with self._translated(collection):
             self._client.delete(
-                collection, points_selector=models.PointIdsList(points=point_ids), wait=True
+                collection,
+                points_selector=models.PointIdsList(points=point_ids),
+                wait=True,
+                **self._writes(),
             )
 
     def delete_by_filter(self, collection: str, flt: Filter) -> int:
@@ -183,6 +208,7 @@ class QdrantVectorStore(VectorStore):
                     collection,
                     points_selector=models.FilterSelector(filter=selector_filter),
                     wait=True,
+                    **self._writes(),
                 )
         return matched
 
@@ -204,7 +230,11 @@ class QdrantVectorStore(VectorStore):
         point_ids: list[models.ExtendedPointId] = [str(point_uuid(pid)) for pid in wanted]
         with self._translated(collection):
             self._client.set_payload(
-                collection, dict(payload), points=models.PointIdsList(points=point_ids), wait=True
+                collection,
+                dict(payload),
+                points=models.PointIdsList(points=point_ids),
+                wait=True,
+                **self._writes(),
             )
 
     # -- reads -------------------------------------------------------------------------
@@ -234,6 +264,7 @@ class QdrantVectorStore(VectorStore):
                 limit=limit,
                 with_payload=True,
                 with_vectors=with_vectors,
+                **self._reads(),
             )
         hits = []
         for point in response.points:
@@ -253,7 +284,11 @@ class QdrantVectorStore(VectorStore):
         point_ids: list[models.ExtendedPointId] = [str(point_uuid(pid)) for pid in wanted]
         with self._translated(collection):
             records = self._client.retrieve(
-                collection, point_ids, with_payload=True, with_vectors=with_vectors
+                collection,
+                point_ids,
+                with_payload=True,
+                with_vectors=with_vectors,
+                **self._reads(),
             )
         return order_by_request(wanted, [_stored_point(record, with_vectors) for record in records])
 
@@ -286,6 +321,7 @@ class QdrantVectorStore(VectorStore):
                 offset=None if start is None else str(start),
                 with_payload=True,
                 with_vectors=with_vectors,
+                **self._reads(),
             )
         page = [_stored_point(record, with_vectors) for record in records]
         return page, None if next_id is None else str(next_id)
