@@ -16,6 +16,7 @@ secrets are never read from the request.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -40,6 +41,8 @@ _TARGET_FIELDS: Final = (
 )
 _TARGET_LISTS: Final = ("drawer_ids", "file_ids", "session_ids", "proposal_ids")
 MAX_TARGETS: Final = 20
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +127,13 @@ class AuditLog:
     def append(self, entry: AuditEvent) -> None:
         line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
         day = datetime.fromisoformat(entry.at).date()
+        data = line.encode("utf-8")
         with self._lock:
             self.directory.mkdir(parents=True, exist_ok=True)
-            with self._file(day).open("a", encoding="utf-8") as out:
-                out.write(line)
+            # One write of the whole line to a file opened for appending: a reader sees the
+            # line whole or not at all (it skips an unfinished last line).
+            with self._file(day).open("ab", buffering=0) as out:
+                out.write(data)
 
     def read(self, since: date, until: date) -> Iterator[AuditEvent]:
         """Events from `since` to `until` (inclusive), newest first."""
@@ -135,9 +141,14 @@ class AuditLog:
         while day >= since:
             path = self._file(day)
             if path.is_file():
-                lines = path.read_text(encoding="utf-8").splitlines()
+                # What follows the last newline is a line still being written: not read yet.
+                lines = path.read_text(encoding="utf-8", errors="replace").split("\n")[:-1]
                 for line in reversed(lines):
-                    data: dict[str, Any] = json.loads(line)
-                    data["targets"] = tuple(data.get("targets", ()))
-                    yield AuditEvent(**data)
+                    try:
+                        data: dict[str, Any] = json.loads(line)
+                        data["targets"] = tuple(data.get("targets", ()))
+                        yield AuditEvent(**data)
+                    except (json.JSONDecodeError, TypeError) as error:
+                        # A line torn by a crash mid-write: said in the log, the rest read.
+                        logger.warning("skipped an unreadable audit line in %s: %s", path, error)
             day -= timedelta(days=1)

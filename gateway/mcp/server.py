@@ -47,6 +47,7 @@ from gateway.core.service import Gateway
 from gateway.core.tokens import bearer_credentials
 from gateway.errors import error_response, error_text
 from gateway.mcp import framing, recollection
+from gateway.mcp.rendering import RENDERERS
 from gateway.mcp.tools import (
     MAX_MCP_BODY_BYTES,
     Json,
@@ -214,6 +215,14 @@ class EngramTools:
                 answer = await operation(principal, request, _chunks(data))
             else:
                 answer = await operation(principal, request)
+            renderer = RENDERERS.get(spec.operation)
+            if renderer is not None:
+                # An answer an agent reads as text, its data once in the structured content.
+                text, payload = renderer(answer, args)
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=text)],
+                    structured_content=payload,
+                )
             payload = (
                 spec.result(answer) if spec.result is not None else to_json(answer, compact=True)
             )

@@ -12,9 +12,10 @@ import grpc
 from engram.v1 import common_pb2, embedder_pb2, retrieval_pb2, retrieval_pb2_grpc
 
 from services.retrieval import convert, links
-from services.retrieval.context_pack import build_context_pack
+from services.retrieval.context_pack import build_context_pack, pack_candidate
 from services.retrieval.core import effective_salience
 from services.retrieval.core.log_entry import LogEntry, Op
+from services.retrieval.core.packing import render_header
 from services.retrieval.core.usage import usage_by_day
 from services.retrieval.deps import RetrievalDeps
 from services.retrieval.duplicates import find_similar
@@ -505,6 +506,7 @@ def _search_response(
             rank=rank_index,
             superseded_by=outcome.supersession.superseded_by.get(drawer.id, ()),
             supersedes=outcome.supersession.supersedes.get(drawer.id, ()),
+            header=render_header(pack_candidate(drawer, hit.scored.final_score)),
         )
         if include_breakdown:
             result.breakdown.CopyFrom(convert.breakdown(hit.scored.breakdown))

@@ -100,6 +100,17 @@ def _answer(result: types.CallToolResult) -> dict[str, Any]:
     return answer
 
 
+def _rendered(result: types.CallToolResult) -> tuple[str, dict[str, Any]]:
+    """A rendered answer: the text an agent reads, and the structured content, which the text
+    does not repeat."""
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    assert not text.text.lstrip().startswith("{"), "the text is written for an agent, not JSON"
+    return text.text, result.structured_content
+
+
 def _error(result: types.CallToolResult) -> str:
     assert result.is_error, result.structured_content
     text = result.content[0]
@@ -239,7 +250,7 @@ async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
         assert drawer["signature"] == SIGNATURE
         assert drawer["memory_type"] == "decision"
 
-        found = _answer(
+        text, found = _rendered(
             await client.call_tool(
                 "engram_search",
                 {
@@ -250,6 +261,8 @@ async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
                 },
             )
         )
+        assert "[decision · active · projects/engram" in text and drawer["id"] in text
+        assert "score " in text, "asked for the breakdown: scores shown"
         assert found["intent"] == "design"
         assert [hit["drawer"]["id"] for hit in found["results"]] == [drawer["id"]]
         assert found["results"][0]["breakdown"]["keyword_hit"] in (True, False)
@@ -271,13 +284,14 @@ async def test_signed_write_round_trip(api: Api, store_name: str) -> None:
         assert [s["spec"]["name"] for s in stores["stores"]] == [store_name]
 
         # Off-topic: silence is an explicit empty list, not a near-miss.
-        silent = _answer(
+        quiet, silent = _rendered(
             await client.call_tool(
                 "engram_search",
                 {"store": store_name, "query": "what is the recipe for sourdough bread?"},
             )
         )
         assert silent["results"] == []
+        assert quiet.startswith("No stored memory answers this") and "engram_search_raw" in quiet
 
 
 async def test_each_token_is_offered_the_tools_its_tier_may_use(api: Api, store_name: str) -> None:

@@ -17,7 +17,14 @@ from mcp import Client, StdioServerParameters
 
 from gateway.mcp.server import build_server
 from tests.gateway.conftest import Served, Tiers, gateway_settings, served_gateway
-from tests.gateway.test_mcp import DECISION, SIGNATURE, TOOLS, _answer, _draft, _error
+from tests.gateway.test_mcp import (
+    DECISION,
+    SIGNATURE,
+    TOOLS,
+    _draft,
+    _error,
+    _rendered,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGE = [sys.executable, "-m", "gateway.mcp"]
@@ -93,12 +100,13 @@ async def test_bridge_lists_tools_and_searches(served: Served, store_name: str) 
             assert tool.input_schema == in_process[tool.name].input_schema, tool.name
             assert tool.description == in_process[tool.name].description, tool.name
 
-        found = _answer(
+        text, found = _rendered(
             await bridge.call_tool(
                 "engram_search",
                 {"store": store_name, "query": "does the gateway hold business logic?"},
             )
         )
+        assert drawer_id in text and DECISION in text, "the agent's text crosses the bridge"
         assert [hit["drawer"]["id"] for hit in found["results"]] == [drawer_id]
         assert found["results"][0]["drawer"]["content"] == DECISION
 

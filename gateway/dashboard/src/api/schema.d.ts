@@ -2144,6 +2144,7 @@ export interface components {
             breakdown?: components["schemas"]["engram.v1.ScoreBreakdown"];
             deprecated?: boolean;
             drawer?: components["schemas"]["engram.v1.Drawer"];
+            header?: string;
             rank?: number;
             score?: number;
             superseded_by?: string[];
