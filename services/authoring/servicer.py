@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import grpc
@@ -21,12 +20,12 @@ from services.authoring.deps import AuthoringDeps
 from services.authoring.state import AuthoringState
 from services.runtime.errors import InvalidInput
 from services.runtime.job_proto import job_to_proto
-from services.runtime.store_backup import backup_chunks, restore_from_chunks
+from services.runtime.store_backup import BackupRpcs, Snapshots
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
 
-class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
+class AuthoringServicer(BackupRpcs, authoring_pb2_grpc.AuthoringServiceServicer):
     def __init__(self, deps: AuthoringDeps) -> None:
         self._deps = deps
 
@@ -198,23 +197,8 @@ class AuthoringServicer(authoring_pb2_grpc.AuthoringServiceServicer):
 
     # ------------------------------------------------------------------ stores
 
-    async def BackupStore(
-        self, request: common_pb2.BackupStoreRequest, context: Context
-    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
-        """`engram backup`: this tier's snapshot of the store (services.runtime.snapshot)."""
-        chunks = await backup_chunks(
-            self._deps.states, request.store.name, "authoring", AuthoringState.snapshot_parts
-        )
-        async for chunk in chunks:
-            yield chunk
-
-    async def RestoreStore(
-        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Context
-    ) -> common_pb2.RestoreStoreResponse:
-        """`engram restore`: a new store from this tier's snapshot."""
-        return await restore_from_chunks(
-            self._deps.states, chunks, "authoring", AuthoringState.snapshot_parts
-        )
+    def snapshots(self) -> Snapshots[AuthoringState]:
+        return Snapshots("authoring", self._deps.states, AuthoringState.snapshot_parts)
 
     async def DropStore(
         self, request: common_pb2.DropStoreRequest, context: Context

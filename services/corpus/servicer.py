@@ -18,13 +18,13 @@ from services.corpus.store import CHECKED_PARTS, CorpusStore
 from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput
 from services.runtime.job_proto import job_payload, job_to_proto
-from services.runtime.store_backup import backup_chunks, restore_from_chunks
+from services.runtime.store_backup import BackupRpcs, Snapshots
 from services.runtime.stores import validate_store_name
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
 
-class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
+class CorpusServicer(BackupRpcs, corpus_pb2_grpc.CorpusServiceServicer):
     def __init__(self, deps: CorpusDeps) -> None:
         self._deps = deps
 
@@ -224,23 +224,8 @@ class CorpusServicer(corpus_pb2_grpc.CorpusServiceServicer):
         checked, drifts = await asyncio.to_thread(store.check, repair=request.repair)
         return store_check("corpus", checked, CHECKED_PARTS, drifts)
 
-    async def BackupStore(
-        self, request: common_pb2.BackupStoreRequest, context: Context
-    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
-        """`engram backup`: this tier's snapshot of the store (services.runtime.snapshot)."""
-        chunks = await backup_chunks(
-            self._deps.stores, request.store.name, "corpus", CorpusStore.snapshot_parts
-        )
-        async for chunk in chunks:
-            yield chunk
-
-    async def RestoreStore(
-        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Context
-    ) -> common_pb2.RestoreStoreResponse:
-        """`engram restore`: a new store from this tier's snapshot."""
-        return await restore_from_chunks(
-            self._deps.stores, chunks, "corpus", CorpusStore.snapshot_parts
-        )
+    def snapshots(self) -> Snapshots[CorpusStore]:
+        return Snapshots("corpus", self._deps.stores, CorpusStore.snapshot_parts)
 
     async def DropStore(
         self, request: common_pb2.DropStoreRequest, context: Context

@@ -31,7 +31,7 @@ from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput, NotFound
 from services.runtime.paging import page_offset, page_token
 from services.runtime.queries import parse_day
-from services.runtime.store_backup import backup_chunks, restore_from_chunks
+from services.runtime.store_backup import BackupRpcs, Snapshots
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
@@ -40,7 +40,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
+class RetrievalServicer(BackupRpcs, retrieval_pb2_grpc.RetrievalServiceServicer):
     def __init__(self, deps: RetrievalDeps) -> None:
         self._deps = deps
 
@@ -125,23 +125,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         checked, drifts = await asyncio.to_thread(pool.check, repair=request.repair)
         return store_check("retrieval", checked, CHECKED_PARTS, drifts)
 
-    async def BackupStore(
-        self, request: common_pb2.BackupStoreRequest, context: Context
-    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
-        """`engram backup`: this tier's snapshot of the store (services.runtime.snapshot)."""
-        chunks = await backup_chunks(
-            self._deps.pools, request.store.name, "retrieval", DrawerPool.snapshot_parts
-        )
-        async for chunk in chunks:
-            yield chunk
-
-    async def RestoreStore(
-        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Context
-    ) -> common_pb2.RestoreStoreResponse:
-        """`engram restore`: a new store from this tier's snapshot."""
-        return await restore_from_chunks(
-            self._deps.pools, chunks, "retrieval", DrawerPool.snapshot_parts
-        )
+    def snapshots(self) -> Snapshots[DrawerPool]:
+        return Snapshots("retrieval", self._deps.pools, DrawerPool.snapshot_parts)
 
     # ------------------------------------------------------------------ reads
 

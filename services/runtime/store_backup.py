@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 from engram.v1 import common_pb2
 
@@ -96,3 +97,36 @@ def _restore(
         stores.discard(name)
         raise
     return files, points
+
+
+@dataclass(frozen=True)
+class Snapshots(Generic[T]):
+    """What a tier snapshots: its name, its open stores, and how a store's parts are found."""
+
+    tier: str
+    stores: OpenStores[T]
+    parts_of: Callable[[T], StoreParts]
+
+
+class BackupRpcs:
+    """BackupStore and RestoreStore for a tier's servicer (mixed in before its generated
+    base): the servicer says what it snapshots in `snapshots()`."""
+
+    def snapshots(self) -> Snapshots[Any]:
+        raise NotImplementedError
+
+    async def BackupStore(
+        self, request: common_pb2.BackupStoreRequest, context: Any
+    ) -> AsyncIterator[common_pb2.ArchiveChunk]:
+        """`engram backup`: this tier's snapshot of the store (services.runtime.snapshot)."""
+        what = self.snapshots()
+        chunks = await backup_chunks(what.stores, request.store.name, what.tier, what.parts_of)
+        async for chunk in chunks:
+            yield chunk
+
+    async def RestoreStore(
+        self, chunks: AsyncIterator[common_pb2.ArchiveChunk], context: Any
+    ) -> common_pb2.RestoreStoreResponse:
+        """`engram restore`: a new store from this tier's snapshot."""
+        what = self.snapshots()
+        return await restore_from_chunks(what.stores, chunks, what.tier, what.parts_of)
