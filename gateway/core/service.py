@@ -209,8 +209,8 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOpe
         gate = asyncio.Semaphore(LIST_COUNT_CONCURRENCY)
 
         async def count(info: gateway_pb2.StoreInfo) -> None:
-            async with gate:
-                stats = await self._live_stats(principal, info)
+            async with gate:  # a count per store, not each store's full statistics
+                stats = await self._live_stats(principal, info, counts_only=True)
             if stats is not None:
                 info.drawer_count = stats.drawers
 
@@ -243,13 +243,15 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOpe
         return gateway_pb2.ReembedStoreResponse(drawers=drawers, raw=raw)
 
     async def _live_stats(
-        self, principal: Principal, info: gateway_pb2.StoreInfo
+        self, principal: Principal, info: gateway_pb2.StoreInfo, *, counts_only: bool = False
     ) -> retrieval_pb2.StatsResponse | None:
         """The retrieval tier's stats of a store; None when it cannot answer (the registry
         entry is still worth showing): a tier that is down is a warning in the log, a store it
         refuses is said in the entry (`attention`)."""
         name = info.spec.name
-        stats = retrieval_pb2.StatsRequest(store=common_pb2.StoreContext(name=name))
+        stats = retrieval_pb2.StatsRequest(
+            store=common_pb2.StoreContext(name=name), counts_only=counts_only
+        )
         try:
             answer: retrieval_pb2.StatsResponse = await self._store_call(
                 principal, "stats", stats, self._tiers.retrieval.Stats

@@ -175,6 +175,10 @@ class RetrievalServicer(BackupRpcs, retrieval_pb2_grpc.RetrievalServiceServicer)
         self, request: retrieval_pb2.StatsRequest, context: Context
     ) -> retrieval_pb2.StatsResponse:
         pool, view = await self._pool(request.store)
+        if request.counts_only:
+            return retrieval_pb2.StatsResponse(
+                drawers=pool.count(), vector_backend=pool.vector_backend
+            )
         metas = pool.metas()
         summary = salience_summary(metas, _now())
         return retrieval_pb2.StatsResponse(

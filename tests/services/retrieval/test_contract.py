@@ -400,3 +400,17 @@ async def test_bad_drawers_are_refused_and_nothing_is_written(retrieval: Running
     assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     stats = await retrieval.stub.Stats(retrieval_pb2.StatsRequest(store=retrieval.store()))
     assert stats.drawers == 0, "a refused batch writes nothing"
+
+
+async def test_stats_counts_only_is_the_count_without_the_figures(
+    retrieval: RunningRetrieval,
+) -> None:
+    await _index(retrieval)
+    full = await retrieval.stub.Stats(retrieval_pb2.StatsRequest(store=retrieval.store()))
+    counted = await retrieval.stub.Stats(
+        retrieval_pb2.StatsRequest(store=retrieval.store(), counts_only=True)
+    )
+    assert counted.drawers == full.drawers == len(POOL)
+    assert counted.vector_backend == full.vector_backend
+    assert not counted.HasField("salience") and not counted.HasField("facets")
+    assert full.HasField("salience")
