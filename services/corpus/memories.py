@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from engram.v1 import common_pb2, corpus_pb2
 
+from services.corpus.core._source import split_text
 from services.corpus.store import CorpusStore
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
@@ -81,18 +82,37 @@ def _turn_text(turn: corpus_pb2.RawTurn) -> str:
     return f"{who}: {turn.content.strip()}"
 
 
-def _arcs(turns: Sequence[corpus_pb2.RawTurn], bundle: bool) -> list[list[corpus_pb2.RawTurn]]:
-    """Turns grouped into chunks: with `bundle`, a turn plus the assistant's replies to it."""
+def _arcs(
+    turns: Sequence[corpus_pb2.RawTurn], bundle: bool, long: Callable[[corpus_pb2.RawTurn], bool]
+) -> list[list[corpus_pb2.RawTurn]]:
+    """Turns grouped into chunks: with `bundle`, a turn plus the assistant's replies to it. A
+    `long` turn stands alone (it is cut into parts of its own), and joins no other."""
     if not bundle:
         return [[t] for t in turns]
     arcs: list[list[corpus_pb2.RawTurn]] = []
     for turn in turns:
         replying = turn.role.lower() in _ASSISTANT_ROLES
-        if arcs and replying:
+        if arcs and replying and not long(turn) and not long(arcs[-1][0]):
             arcs[-1].append(turn)
         else:
             arcs.append([turn])
     return arcs
+
+
+def _turn_parts(turn: corpus_pb2.RawTurn, part_chars: int) -> list[tuple[str, int, int]]:
+    """A long turn cut at its best breaks into parts of at most `part_chars`: each part's
+    text, and where it lies in the turn's content as UTF-8 byte offsets (its citation
+    anchor)."""
+    content = turn.content
+    parts = []
+    for start, end in split_text(content, part_chars):
+        piece = content[start:end].strip()
+        if not piece:
+            continue
+        lead = len(content[start:end]) - len(content[start:end].lstrip())
+        byte_start = len(content[: start + lead].encode("utf-8"))
+        parts.append((piece, byte_start, byte_start + len(piece.encode("utf-8"))))
+    return parts
 
 
 async def add_session(
@@ -102,9 +122,16 @@ async def add_session(
     *,
     max_chars: int,
     max_turns: int,
+    part_chars: int = 2000,
+    max_turn_chars: int = 1_000_000,
 ) -> corpus_pb2.AddRawSessionResponse:
     """A whole session of turns, as chunks (turn pairs bundled into arcs when asked).
-    Re-sending the same session id replaces it: the chunks are exactly this session's."""
+    Re-sending the same session id replaces it: the chunks are exactly this session's.
+
+    A turn longer than `max_chars` (a pasted log, a file's contents) is not refused: it is cut
+    into parts of at most `part_chars`, each a chunk of the session that says which part of
+    which turn it is and where in the turn it lies (`byte_start`/`byte_end`, attributes
+    `turn`, `part`). Only a turn over `max_turn_chars` is refused."""
     if not request.turns:
         raise InvalidInput("turns is empty", field="turns")
     if len(request.turns) > max_turns:
@@ -114,27 +141,49 @@ async def add_session(
             field="turns",
         )
     for index, turn in enumerate(request.turns):
-        _check_text(turn.content, f"turns[{index}].content", max_chars)
+        _check_text(turn.content, f"turns[{index}].content", max_turn_chars)
     session_id = request.session_id or f"s-{uuid.uuid4().hex[:16]}"
     origin = request.origin_kind or "dialog"
-    chunks = []
-    for ordinal, arc in enumerate(_arcs(request.turns, request.bundle_turn_pairs)):
+    position = {id(turn): index for index, turn in enumerate(request.turns)}
+
+    def long(turn: corpus_pb2.RawTurn) -> bool:
+        return len(turn.content) > max_chars
+
+    chunks: list[common_pb2.RawChunk] = []
+
+    def add(arc: list[corpus_pb2.RawTurn], content: str, attributes: dict[str, str]) -> None:
+        ordinal = len(chunks)
         chunk = common_pb2.RawChunk(
             id=chunk_id(session_id, SESSION_VERSION, ordinal),
             session_id=session_id,
             origin_kind=origin,
-            content="\n".join(_turn_text(t) for t in arc),
+            content=content,
             ordinal=ordinal,
             speaker=arc[0].speaker or arc[0].role,
             role=arc[0].role,
             chunker_version=SESSION_VERSION,
-            attributes=dict(request.attributes),
+            attributes={**request.attributes, **attributes},
         )
         dated = [t for t in arc if t.HasField("occurred_at")]
         if dated:
             chunk.occurred_at.CopyFrom(dated[0].occurred_at)
         _stamp(chunk)
         chunks.append(chunk)
+
+    for arc in _arcs(request.turns, request.bundle_turn_pairs, long):
+        if not long(arc[0]):
+            add(arc, "\n".join(_turn_text(t) for t in arc), {})
+            continue
+        turn = arc[0]
+        who = turn.speaker or turn.role or "speaker"
+        parts = _turn_parts(turn, part_chars)
+        for number, (piece, byte_start, byte_end) in enumerate(parts, start=1):
+            add(
+                arc,
+                f"{who} (part {number} of {len(parts)}): {piece}",
+                {"turn": str(position[id(turn)]), "part": f"{number}/{len(parts)}"},
+            )
+            chunks[-1].byte_start, chunks[-1].byte_end = byte_start, byte_end
     vectors = await embedder.embed([c.content for c in chunks])
     with store.lock:
         await asyncio.to_thread(store.raw.delete_where, session_id=session_id)

@@ -148,6 +148,8 @@ class CorpusServicer(BackupRpcs, corpus_pb2_grpc.CorpusServiceServicer):
             request,
             max_chars=self._deps.settings.max_raw_chars,
             max_turns=self._deps.settings.max_session_turns,
+            part_chars=self._deps.settings.max_chunk_chars,
+            max_turn_chars=self._deps.settings.max_turn_chars,
         )
 
     async def SearchRaw(

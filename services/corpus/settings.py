@@ -49,6 +49,12 @@ class CorpusSettings(JobSettings, TierSettings):
     )
     max_raw_chars: int = Field(32_768, ge=1, description="longest direct raw memory")
     max_session_turns: int = Field(5000, ge=1, description="most turns in one add_raw_session")
+    max_turn_chars: int = Field(
+        1_000_000,
+        ge=1,
+        description="longest turn add_raw_session takes; a turn over max_raw_chars is cut into "
+        "parts of max_chunk_chars, each a chunk of the session with its place in the turn",
+    )
     query_document_budget: int = Field(
         8000, ge=100, description="default character budget of query_document"
     )

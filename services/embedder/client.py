@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 Vectors = npt.NDArray[np.float32]
 
 
+# Requests one bulk `embed` keeps in flight at once (each of up to `request_texts` texts).
+BULK_REQUESTS_IN_FLIGHT = 2
+
+
 class EmbedderClient:
     """Async client of EmbedderService with request splitting and a query cache."""
 
@@ -74,7 +78,16 @@ class EmbedderClient:
         chunks = [
             texts[i : i + self._request_texts] for i in range(0, len(texts), self._request_texts)
         ]
-        parts = await asyncio.gather(*(self._embed_request(chunk) for chunk in chunks))
+        # A few requests in flight per call, not all of them: a large input then stays well
+        # inside the embedder's queue bound (ENGRAM_EMBEDDER_MAX_QUEUED_TEXTS), which refuses
+        # what would wait past a caller's deadline.
+        gate = asyncio.Semaphore(BULK_REQUESTS_IN_FLIGHT)
+
+        async def one(chunk: list[str]) -> Vectors:
+            async with gate:
+                return await self._embed_request(chunk)
+
+        parts = await asyncio.gather(*(one(chunk) for chunk in chunks))
         return np.vstack(parts) if len(parts) > 1 else parts[0]
 
     async def embed_query(self, text: str) -> Vectors:
