@@ -53,12 +53,6 @@ ALL_TYPES: Final[list[str]] = _unique(t for lib in LIBRARIES for t in lib.types)
 ALL_INTENTS: Final[list[str]] = _unique(i for lib in LIBRARIES for i in lib.intents)
 
 
-def by_mode(values: str) -> str:
-    """Which of the schema-wide values each store mode accepts ("types" or "intents"), for
-    a property's description: the enum cannot know the store, the description can say."""
-    return "; ".join(f"{lib.name} stores: {', '.join(getattr(lib, values))}" for lib in LIBRARIES)
-
-
 def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
 
@@ -177,6 +171,31 @@ TIERS: Final[str] = (
     "The token decides what a call may do: read tokens search and read; write tokens also "
     "write (by default not the directive type, and no pinning); admin tokens may do all. A "
     "token may be scoped to some stores only."
+)
+
+
+# What the tool descriptions say in a line where the server instructions say it in full
+# (issue 19: the framing schema taught once; every tool listing costs the agent's context).
+TYPES_BRIEF: Final[str] = (
+    "memory_type comes from the store's library (default or companion mode, engram_store_info); "
+    "pick it by the question the memory should answer. The server instructions list each type "
+    "with the intents it ranks highest for."
+)
+INTENTS_BRIEF: Final[str] = (
+    "Leave intent empty to infer it from the query (the answer says which was used); pass it "
+    "when you know the kind of question."
+)
+WINGS_BRIEF: Final[str] = (
+    "A wing is a kind of memory (projects, work, philosophy); a room a long-lived identity in "
+    "it, written wing/name. Reuse the store's (engram_list_wings, engram_list_rooms); a new "
+    "wing needs allow_new_wing."
+)
+SILENCE_BRIEF: Final[str] = (
+    "Empty means nothing relevant is stored: say so; do not invent a memory."
+)
+PINS_BRIEF: Final[str] = (
+    "pinned: explicit authority, does not decay (admin by default); deprecated: superseded, "
+    "left out of search unless asked for."
 )
 
 

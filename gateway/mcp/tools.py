@@ -146,8 +146,6 @@ def _store_info(answer: Message) -> Json:
 
 # ---------------------------------------------------------------- descriptions
 
-_STORE_ARG: Final = "`store` is the store's name (engram_list_stores); the token decides the tier."
-
 
 def _describe(*parts: str) -> str:
     return "\n\n".join(part.strip() for part in parts if part.strip())
@@ -169,11 +167,10 @@ def build_tools(
                 "status, salience and confidence. Filter with wing, room or memory_types; "
                 "include_breakdown shows every scoring factor of every result.",
                 framing.SILENCE,
-                framing.INTENTS,
-                framing.TYPE_LIBRARY,
+                framing.INTENTS_BRIEF,
+                framing.TYPES_BRIEF,
                 "Wings and rooms to filter by: engram_list_wings, engram_list_rooms. After "
                 "using a result, report it with engram_record_retrieval.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -183,8 +180,7 @@ def build_tools(
             description=_describe(
                 "Several engram_search queries against one store in one call; `searches` "
                 "takes the same fields as engram_search, answers come back in order.",
-                framing.SILENCE,
-                _STORE_ARG,
+                framing.SILENCE_BRIEF,
             ),
         ),
         ToolSpec(
@@ -195,9 +191,8 @@ def build_tools(
                 "text (`text`) with a provenance header per memory, sized to a token budget "
                 "(0 = the budget of the caller's tier). Goal first: describe what you are "
                 "about to do, not everything that might be relevant.",
-                framing.SILENCE,
-                framing.INTENTS,
-                _STORE_ARG,
+                framing.SILENCE_BRIEF,
+                framing.INTENTS_BRIEF,
             ),
         ),
         ToolSpec(
@@ -211,7 +206,6 @@ def build_tools(
                 "and deprecated drawers are never offered, near-duplicates are left out. Call "
                 "it once, at the start; search for anything else when you need it. The prompt "
                 "engram_session_start renders the same.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -223,7 +217,6 @@ def build_tools(
                 "used, not everything you were shown. A use counts once per search that "
                 "returned the drawer to you in the last 24 hours; others come back in "
                 "`refused` with the reason.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -238,11 +231,9 @@ def build_tools(
                 "replaces earlier drawers, name them in `supersedes`: they are linked and no "
                 "longer returned outside history questions.",
                 framing.FRAMING,
-                framing.TYPE_LIBRARY,
-                framing.WINGS_AND_ROOMS,
+                framing.TYPES_BRIEF,
+                framing.WINGS_BRIEF,
                 signing,
-                framing.PINS,
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -252,11 +243,9 @@ def build_tools(
                 "Write a canonical memory: a claim later questions should resolve to, signed "
                 "with a distinctive verbatim phrase of its content.",
                 signing,
-                framing.FRAMING,
-                framing.TYPE_LIBRARY,
-                framing.WINGS_AND_ROOMS,
-                framing.PINS,
-                _STORE_ARG,
+                "Frame it as engram_add_drawer says: third person, naming who, 1–3 sentences.",
+                framing.TYPES_BRIEF,
+                framing.WINGS_BRIEF,
             ),
         ),
         ToolSpec(
@@ -267,9 +256,8 @@ def build_tools(
                 "re-embedded); `reason` goes to the drawer's provenance log. Deprecate a "
                 "superseded memory (pin_status) rather than deleting it, so its history "
                 "stays answerable. The whole drawer is validated again.",
-                framing.PINS,
-                framing.WINGS_AND_ROOMS,
-                _STORE_ARG,
+                framing.PINS_BRIEF,
+                framing.WINGS_BRIEF,
             ),
         ),
         ToolSpec(
@@ -278,7 +266,6 @@ def build_tools(
             description=_describe(
                 "Read one drawer by id, with its provenance fields and the raw sessions it "
                 "was composed from (`sessions`).",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -290,7 +277,6 @@ def build_tools(
                 "caused_by, relates_to, implements, reverts, contradicts; `evidence_ids` "
                 "name drawers that support it. Both ends must exist. A link holds from "
                 "`valid_from` (now) until it is ended (engram_end_link).",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -299,7 +285,6 @@ def build_tools(
             description=_describe(
                 "End a link (it stops holding from `valid_to`, now by default, and stays "
                 "listed as history).",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -308,7 +293,6 @@ def build_tools(
             description=_describe(
                 "A drawer's links, both ends, oldest first; `types` narrows them and `as_of` "
                 "keeps only those holding at that time.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -318,7 +302,6 @@ def build_tools(
                 "Walk the links from a drawer, breadth first, `depth` links away (2; at most "
                 "5), by `types`, `direction` and `as_of`: e.g. the chain of decisions that "
                 "superseded one another.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -330,8 +313,7 @@ def build_tools(
             description=_describe(
                 "List the store's wings with how many drawers and rooms each holds. Call it "
                 "before writing, and reuse a wing rather than opening a near-synonym.",
-                framing.WINGS_AND_ROOMS,
-                _STORE_ARG,
+                framing.WINGS_BRIEF,
             ),
         ),
         ToolSpec(
@@ -346,8 +328,7 @@ def build_tools(
                 "List the store's rooms (of one wing, or of all) with their drawer counts. "
                 "Put a memory in the room of the identity it is about; open a new room only "
                 "for a new long-lived identity.",
-                framing.WINGS_AND_ROOMS,
-                _STORE_ARG,
+                framing.WINGS_BRIEF,
             ),
         ),
         ToolSpec(
@@ -358,8 +339,7 @@ def build_tools(
                 "recorded sessions (not drawers). Use it to check what was actually said, "
                 "with citation anchors (file, lines, page); engram_expand_raw shows the "
                 "surrounding chunks. A raw chunk is evidence, not a framed memory.",
-                framing.SILENCE,
-                _STORE_ARG,
+                framing.SILENCE_BRIEF,
             ),
         ),
         ToolSpec(
@@ -370,7 +350,6 @@ def build_tools(
                 "file or session). Name the chunk by `chunk_id` (search_raw results), or by "
                 "`session_id` and `ordinal` (a drawer's derived_from, a context pack's "
                 "session; ordinal 0 is the session's first chunk).",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -380,7 +359,6 @@ def build_tools(
                 "Record one raw memory (verbatim, unframed) in the raw tier; it does not "
                 "enter the drawer pool until drawers are composed from it "
                 "(engram_compose_from_raw). Leave session_id empty to start a new session.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -390,7 +368,6 @@ def build_tools(
                 "Record a conversation (turns of role and content) as a raw session, "
                 "verbatim; bundle_turn_pairs keeps a user turn and its reply in one chunk. "
                 "Compose drawers from it afterwards with engram_compose_from_raw.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -400,7 +377,6 @@ def build_tools(
                 "Search synced source files (code and docs): a separate surface from "
                 "memories, answering 'where is this in the source', with paths and line "
                 "ranges. Set hybrid to also match identifiers and file names by keyword.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -410,7 +386,6 @@ def build_tools(
                 "Look inside one stored document: spans matching `pattern` (a substring, or "
                 "a regex with `regex`) and/or the windows most similar to `semantic_query`, "
                 "within a character budget.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -425,7 +400,6 @@ def build_tools(
                 "compose drawers with engram_compose_from_raw. An MCP request carries at most "
                 f"{MAX_MCP_BODY_BYTES // (1024 * 1024)} MiB: larger files go through the REST "
                 "upload (POST /v1/stores/{store}/files, multipart).",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -434,7 +408,6 @@ def build_tools(
             description=_describe(
                 "Ingest uploaded files into raw memories (chunked, embedded) as a background "
                 "job; follow it with engram_job_status.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -446,7 +419,6 @@ def build_tools(
                 "invoker frames each session into third-person drawers linked back to their "
                 "raw chunks. Follow it with engram_job_status. allow_new_wing lets composed "
                 "drawers open wings the store does not have yet.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -460,7 +432,6 @@ def build_tools(
                 "one). Groups whose numbers, names or negations differ are flagged, never "
                 "merged. An applied merge replaces its sources in search (they are linked and "
                 "deprecated); an admin can undo it.",
-                _STORE_ARG,
             ),
         ),
         ToolSpec(
@@ -490,8 +461,7 @@ def build_tools(
                 "One store's settings and its vocabulary: `library` gives the memory types "
                 "and intents of the store's deployment mode — the values memory_type and "
                 "intent take in this store.",
-                framing.TYPE_LIBRARY,
-                _STORE_ARG,
+                framing.TYPES_BRIEF,
             ),
         ),
     )
@@ -613,8 +583,8 @@ def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
                 prop["enum"] = list(framing.ALL_TYPES)
                 _describe_property(
                     prop,
-                    "a type of the store's library (engram_store_info) — "
-                    + framing.by_mode("types"),
+                    "a type of the store's own library (engram_store_info; this list spans "
+                    "both modes)",
                 )
             elif name == "memory_types" and isinstance(prop.get("items"), dict):
                 prop["items"]["enum"] = list(framing.ALL_TYPES)
@@ -622,8 +592,8 @@ def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
                 prop["enum"] = ["", *framing.ALL_INTENTS]
                 _describe_property(
                     prop,
-                    "kind of question; empty = inferred from the query — "
-                    + framing.by_mode("intents"),
+                    "kind of question; empty = inferred from the query (this list spans both "
+                    "modes)",
                 )
             elif name == "wing" and prop.get("type") == "string":
                 _describe_property(prop, "kind of memory: projects, work, philosophy")

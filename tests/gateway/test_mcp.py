@@ -206,12 +206,12 @@ async def test_every_schema_is_strict_and_derived_from_its_proto() -> None:
 async def test_descriptions_teach_the_framing_schema() -> None:
     tools, instructions = await _listing()
     text = {tool.name: tool.description or "" for tool in tools}
+    # The whole schema once, in the server instructions; the tools say it in a line and
+    # their schemas' enums carry the vocabulary.
     for library in (DEFAULT_LIBRARY, COMPANION_LIBRARY):
         for word in (*library.types, *library.intents):
-            assert word in text["engram_search"], word
             assert word in (instructions or ""), word
-    for memory_type in DEFAULT_LIBRARY.types:
-        assert memory_type in text["engram_add_drawer"], memory_type
+    assert "server instructions" in text["engram_search"]
     for name in ("engram_add_drawer", "engram_add_drawer_signed"):
         described = text[name]
         assert "engram_list_wings" in described and "engram_list_rooms" in described
