@@ -489,6 +489,10 @@ class JobContext:
 Handler = Callable[[JobContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+# How long a worker that lost Redis waits before reconnecting: doubling from the first to the
+# most, so a restarting Redis is found within seconds and a long outage costs no busy loop.
+RECONNECT_FIRST_S = 0.5
+RECONNECT_MAX_S = 10.0
 # What a caller refused by a full queue is told to wait.
 QUEUE_FULL_RETRY_S = 30.0
 # The longest wait between two attempts of a job.
@@ -536,7 +540,34 @@ class JobWorker:
         self._closing = False
 
     async def run(self) -> None:
-        """Connect and run jobs until `close()`. Unavailable if Redis does not answer."""
+        """Connect and run jobs until `close()`. Unavailable if Redis does not answer at the
+        start; once running, a lost connection (Redis restarting) is waited out: the worker
+        reconnects with a growing pause and goes on, instead of ending and leaving jobs
+        queued for ever. Jobs that were running then run again (their handlers are
+        idempotent)."""
+        pause = RECONNECT_FIRST_S
+        while not self._closing:
+            try:
+                await self._serve()
+                return
+            except (RedisError, OSError, Unavailable) as error:
+                # Before a first connection the caller hears of it; after one, it is waited out.
+                if self._records is None or self._closing:
+                    raise
+                logger.warning(
+                    "job worker lost Redis at %s (%s); reconnecting in %.1f s",
+                    self.url,
+                    error.message if isinstance(error, Unavailable) else describe(error),
+                    pause,
+                )
+                await self._stop_arq()
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RECONNECT_MAX_S)
+
+    async def _serve(self) -> None:
+        """One connection's worth of running jobs; returns when closed, raises when the
+        connection is lost."""
+        reconnecting = self._records is not None
         pool = await _open(self.url, self.keys.queue, self.timeout_s)
         self._records = _Records(pool, self.keys, self.url, self.retention_s)
         self._arq = Worker(
@@ -560,19 +591,24 @@ class JobWorker:
         if self._closing:
             await pool.aclose()
             return
+        if reconnecting:
+            logger.warning("job worker reconnected to Redis at %s", self.url)
         try:
             await self._arq.async_run()
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if not self._closing or (task is not None and task.cancelling()):
                 raise
-        finally:
-            if not self._closing:
-                await self.close()
+        if not self._closing:
+            # arq's loop ended without being asked to: treated as a lost connection.
+            raise Unavailable("the job worker's poll loop ended; reconnecting")
 
     async def close(self) -> None:
         """Stop: running jobs go back to the queue and run again on a worker."""
         self._closing = True
+        await self._stop_arq()
+
+    async def _stop_arq(self) -> None:
         arq_worker, self._arq = self._arq, None
         if arq_worker is None or self._records is None:
             return

@@ -381,3 +381,77 @@ async def test_a_full_queue_refuses_a_new_job_with_a_wait(redis_url: str, queue_
         assert len(await bounded.list("s", 10)) == 2, "the refused job left no record"
         await bounded.cancel(first.id)  # taken out of the queue: room for one more
         await bounded.enqueue("noop", "s", {})
+
+
+def _redis_server(port: int, directory: Path) -> subprocess.Popen[bytes]:
+    from services.launcher.redis_supervisor import redis_server_args
+
+    return subprocess.Popen(
+        ["redis-server", *redis_server_args("127.0.0.1", port, directory)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+async def _answering(url: str) -> None:
+    client = aioredis.Redis.from_url(url)
+    try:
+        for _ in range(100):
+            try:
+                if await client.ping():
+                    return
+            except (OSError, aioredis.RedisError):
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"redis at {url} did not answer")
+    finally:
+        await client.aclose()
+
+
+async def test_a_worker_that_loses_redis_reconnects_and_runs_what_comes_after(
+    tmp_path: Path,
+) -> None:
+    """Found by the fault tests: a worker whose poll met a dead Redis ended for good, and
+    every later job stayed queued. It now waits Redis out and goes on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    server = _redis_server(port, tmp_path)
+    ran: list[str] = []
+
+    async def note(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+        ran.append(payload["n"])
+        return {}
+
+    try:
+        await _answering(url)
+        async with (
+            JobQueue(url, queue_name="reconnect") as jobs,
+            running_worker(url, "reconnect", {"note": note}, poll_delay_s=0.05),
+        ):
+            first = await jobs.enqueue("note", "s", {"n": "before"})
+            await wait_for_state(jobs, first.id, {JobState.DONE})
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+            await asyncio.sleep(1.0)  # the worker's polls meet no Redis
+            server = _redis_server(port, tmp_path)
+            await _answering(url)
+            after = await _retrying_enqueue(jobs)
+            done = await wait_for_state(jobs, after.id, {JobState.DONE}, timeout_s=30)
+            assert done.state is JobState.DONE and ran == ["before", "after"]
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+
+
+async def _retrying_enqueue(jobs: JobQueue) -> JobRecord:
+    for _ in range(50):
+        try:
+            return await jobs.enqueue("note", "s", {"n": "after"})
+        except Unavailable:
+            await asyncio.sleep(0.1)
+    raise AssertionError("the queue never took the job after Redis came back")
