@@ -16,6 +16,7 @@ Archives are spooled to the gateway's scratch folder (tar needs each member's si
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 import time
 import uuid
@@ -85,7 +86,7 @@ class BackupOperations(TierCalls):
                     out.add(scratch / f"{tier}.tar", arcname=f"{tier}.tar")
                     (scratch / f"{tier}.tar").unlink()
         except BaseException:
-            _remove(scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
             raise
 
         async def pieces() -> AsyncIterator[bytes]:
@@ -94,7 +95,7 @@ class BackupOperations(TierCalls):
                     while piece := body.read(PIECE_BYTES):
                         yield piece
             finally:
-                _remove(scratch)
+                shutil.rmtree(scratch, ignore_errors=True)
 
         return pieces()
 
@@ -128,7 +129,7 @@ class BackupOperations(TierCalls):
                 raise
             return self.registry.create(spec)
         finally:
-            _remove(scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
 
     async def _restore_tier(self, tier: str, name: str, spooled: Path) -> None:
         with tarfile.open(spooled, "r") as outer:
@@ -208,14 +209,6 @@ def _read_spec(spooled: Path, name: str) -> gateway_pb2.StoreSpec:
         raise InvalidInput(f"the backup's store spec cannot be read: {error}") from error
     spec.name = name
     return spec
-
-
-def _remove(folder: Path) -> None:
-    for path in sorted(folder.rglob("*"), reverse=True):
-        with suppress(OSError):
-            path.rmdir() if path.is_dir() else path.unlink()
-    with suppress(OSError):
-        folder.rmdir()
 
 
 def _version() -> str:

@@ -114,7 +114,7 @@ def context_pack(answer: Message, arguments: Mapping[str, Any]) -> Rendered:
     structured.pop("text", None)
     if not answer.items:
         return (
-            f"Nothing stored bears on this goal ({'intent ' + answer.intent}). Try other "
+            f"Nothing stored bears on this goal (intent {answer.intent}). Try other "
             "words, or engram_search_raw for what was said verbatim.",
             structured,
         )

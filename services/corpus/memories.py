@@ -144,7 +144,8 @@ async def add_session(
         _check_text(turn.content, f"turns[{index}].content", max_turn_chars)
     session_id = request.session_id or f"s-{uuid.uuid4().hex[:16]}"
     origin = request.origin_kind or "dialog"
-    position = {id(turn): index for index, turn in enumerate(request.turns)}
+    turns = list(request.turns)  # the same objects in the arcs and in `position`
+    position = {id(turn): index for index, turn in enumerate(turns)}
 
     def long(turn: corpus_pb2.RawTurn) -> bool:
         return len(turn.content) > max_chars
@@ -170,7 +171,7 @@ async def add_session(
         _stamp(chunk)
         chunks.append(chunk)
 
-    for arc in _arcs(request.turns, request.bundle_turn_pairs, long):
+    for arc in _arcs(turns, request.bundle_turn_pairs, long):
         if not long(arc[0]):
             add(arc, "\n".join(_turn_text(t) for t in arc), {})
             continue

@@ -7,7 +7,7 @@ contents here, and carry out the remedies themselves (`HybridCollection.check`,
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engram.v1 import common_pb2
@@ -69,6 +69,26 @@ def compare_rows(source: Mapping[str, object], table: Mapping[str, object]) -> R
         missing=sorted(i for i in source if i not in table),
         orphans=sorted(i for i in table if i not in source),
         stale=sorted(i for i, value in source.items() if i in table and table[i] != value),
+    )
+
+
+def rebuilt_if_drifted(
+    part: str,
+    problem: str,
+    source: Mapping[str, object],
+    table: Mapping[str, object],
+    remedy: str,
+    *,
+    repair: bool,
+    rebuild: Callable[[], None],
+) -> list[Drift]:
+    """A derived table (an in-memory mirror or index) judged against its source: the ids
+    it lacks, holds for nothing, or holds otherwise; with `repair`, `rebuild` runs."""
+    rows = compare_rows(source, table)
+    if repair and rows:
+        rebuild()
+    return found(
+        part, problem, [*rows.missing, *rows.orphans, *rows.stale], remedy, repaired=repair
     )
 
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from engram.v1 import common_pb2
 from google.protobuf import json_format
 
-from services.runtime.drift import Drift, compare_rows, found
+from services.runtime.drift import Drift, rebuilt_if_drifted
 from services.runtime.fts import FtsIndex
 from services.runtime.fusion import FusedHit
 from services.runtime.hybrid import HybridCollection
@@ -149,16 +149,19 @@ class RawStore:
         with self.collection.lock:
             payloads, drifts = self.collection.check(PART_KEYWORDS, repair=repair)
             stored = {i: ChunkMeta.of(_chunk(p)) for i, p in payloads.items()}
-            index = compare_rows(stored, self._meta)
-            if repair and index:
+
+            def rebuild() -> None:
                 self._meta = dict(stored)
-            drifts += found(
+
+            drifts += rebuilt_if_drifted(
                 PART_INDEX,
                 "raw chunks the in-memory index (sessions, files, neighbours) does not know, "
                 "knows but are gone, or knows otherwise",
-                [*index.missing, *index.orphans, *index.stale],
+                stored,
+                self._meta,
                 "rebuild the index from the stored chunks",
-                repaired=repair,
+                repair=repair,
+                rebuild=rebuild,
             )
             return stored, drifts
 

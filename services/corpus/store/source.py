@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.runtime.drift import Drift, compare_rows, found
+from services.runtime.drift import Drift, rebuilt_if_drifted
 from services.runtime.fts import FtsIndex
 from services.runtime.fusion import FusedHit
 from services.runtime.hybrid import HybridCollection
@@ -173,16 +173,19 @@ class SourceStore:
         with self.collection.lock:
             payloads, drifts = self.collection.check(PART_KEYWORDS, repair=repair)
             stored = {i: str(p.get("source", "")) for i, p in payloads.items()}
-            index = compare_rows(stored, self._source_of)
-            if repair and index:
+
+            def rebuild() -> None:
                 self._source_of = stored
-            drifts += found(
+
+            drifts += rebuilt_if_drifted(
                 PART_INDEX,
                 "source chunks the source-set index does not know, knows but are gone, or "
                 "files under another set",
-                [*index.missing, *index.orphans, *index.stale],
+                stored,
+                self._source_of,
                 "rebuild the index from the stored chunks",
-                repaired=repair,
+                repair=repair,
+                rebuild=rebuild,
             )
             return len(payloads), drifts
 

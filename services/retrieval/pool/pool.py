@@ -26,7 +26,7 @@ from services.retrieval.pool.links import LinkStore
 from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.retrieval.pool.tombstones import Tombstones
-from services.runtime.drift import Drift, compare_rows, dangling_links, found
+from services.runtime.drift import Drift, dangling_links, found, rebuilt_if_drifted
 from services.runtime.embedding import EmbeddingIdentity, reembedding
 from services.runtime.errors import NotFound
 from services.runtime.fts import FtsIndex, KeywordHits
@@ -175,18 +175,21 @@ class DrawerPool:
             )
             live = {i: m for i, m in stored.items() if i not in buried}
             # A buried drawer is the tombstone finding's; the mirror is judged on the rest.
-            mirror = compare_rows(live, {i: m for i, m in self._meta.items() if i not in buried})
-            if repair and mirror:
+
+            def rebuild() -> None:
                 self._meta, self._standing, self._standing_table = {}, {}, None
                 for meta in live.values():
                     self._remember(meta)
-            drifts += found(
+
+            drifts += rebuilt_if_drifted(
                 PART_MIRROR,
                 "drawers the in-memory mirror (filters, facets, scoring) does not know, "
                 "knows but are gone, or knows with other metadata",
-                [*mirror.missing, *mirror.orphans, *mirror.stale],
+                live,
+                {i: m for i, m in self._meta.items() if i not in buried},
                 "rebuild the mirror from the stored drawers",
-                repaired=repair,
+                repair=repair,
+                rebuild=rebuild,
             )
             open_links = self.links.open_ends()
             dangling = dangling_links(open_links, live)
