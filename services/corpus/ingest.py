@@ -1,7 +1,9 @@
 """Ingest: files → raw chunks, run as Redis jobs (`ingest_files`).
 
 Each file is chunked by its detected type (size tier decides what is chunked: the full body,
-the body streamed, or only the synopsis of a stored raw document), embedded, and written with
+the body streamed, or only the synopsis of a stored raw document; a chat export is always read
+whole, a conversation at a time, each conversation a session of its own named
+``file-<id>-<conversation id>``), embedded, and written with
 `RawStore.replace_file`: chunk ids are derived from the file's hash, the chunker version and
 the position, so running an ingest twice — or again after a worker died half-way — ends in
 exactly the state of one run. A file that fails (encrypted PDF, binary) is marked failed with
@@ -50,7 +52,7 @@ def _raw_chunks(
         body.seek(0)
         if detected.is_binary:
             detected.refuse_binary()
-        if SizeTier(record.size_tier) is SizeTier.DOCUMENT:
+        if SizeTier(record.size_tier) is SizeTier.DOCUMENT and not detected.is_chat_export:
             # Tier 3: the body stays a stored raw document; chunks come from the synopsis.
             result = chunk_synopsis(
                 record.synopsis, origin_kind=detected.kind.value, options=options
@@ -64,7 +66,7 @@ def _raw_chunks(
     for draft in drafts:
         chunk = common_pb2.RawChunk(
             id=chunk_id(record.sha256 + record.id, result.version, draft.ordinal),
-            session_id=session,
+            session_id=f"{session}-{draft.session_key}" if draft.session_key else session,
             origin_kind=draft.origin_kind or result.origin_kind,
             content=draft.content,
             ordinal=draft.ordinal,

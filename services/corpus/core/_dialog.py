@@ -117,20 +117,26 @@ def _has_codex_parts(record: dict[str, Any]) -> bool:
     )
 
 
+def when_of(value: Any) -> datetime | None:
+    """A time: ISO 8601 (a trailing Z too) or epoch seconds/milliseconds; UTC. None if not one."""
+    try:
+        if isinstance(value, str) and value:
+            moment = datetime.fromisoformat(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def _when(record: dict[str, Any]) -> datetime | None:
-    """A record's time: ISO 8601 (a trailing Z too) or epoch seconds/milliseconds; UTC."""
+    """A record's time, from the first of its usual time fields that holds one."""
     for key in ("timestamp", "time", "created_at", "ts"):
-        value = record.get(key)
-        try:
-            if isinstance(value, str) and value:
-                moment = datetime.fromisoformat(value)
-            elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                moment = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
-            else:
-                continue
-        except (ValueError, OverflowError, OSError):
-            continue
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        moment = when_of(record.get(key))
+        if moment is not None:
+            return moment
     return None
 
 
@@ -140,7 +146,7 @@ def _brief(value: Any) -> str:
     return text if len(text) <= _BRIEF_CHARS else text[: _BRIEF_CHARS - 1] + "…"
 
 
-def _tool_call(name: Any, arguments: Any) -> ToolEvent:
+def tool_call(name: Any, arguments: Any) -> ToolEvent:
     if isinstance(arguments, str):
         with contextlib.suppress(ValueError):
             arguments = json.loads(arguments)
@@ -161,7 +167,7 @@ def _tool_call(name: Any, arguments: Any) -> ToolEvent:
     return ToolEvent(f"[tool: {label} — {_brief(detail)}]" if detail else f"[tool: {label}]")
 
 
-def _tool_output(text: str, *, error: bool) -> ToolEvent:
+def tool_output(text: str, *, error: bool) -> ToolEvent:
     if error:
         first = next((line for line in text.splitlines() if line.strip()), "failed")
         return ToolEvent(f"[tool error: {_brief(first)}]")
@@ -169,7 +175,7 @@ def _tool_output(text: str, *, error: bool) -> ToolEvent:
     return ToolEvent(f"[tool output: {count} line{'' if count == 1 else 's'}]")
 
 
-def _parts_text(content: Any) -> str:
+def parts_text(content: Any) -> str:
     """The text of a string, or of a list of content parts (images as "[image]")."""
     if isinstance(content, str):
         return content
@@ -209,7 +215,7 @@ def _claude_code(record: dict[str, Any], report: ChunkReport) -> list[Event]:
     when = _when(record)
     content = message.get("content")
     if not isinstance(content, list):
-        content = [{"type": "text", "text": _parts_text(content)}]
+        content = [{"type": "text", "text": parts_text(content)}]
     texts: list[dict[str, Any]] = []
     tools: list[Event] = []
     thinking = 0
@@ -220,12 +226,12 @@ def _claude_code(record: dict[str, Any], report: ChunkReport) -> list[Event]:
         elif block_type in ("thinking", "redacted_thinking"):
             thinking += 1
         elif block_type == "tool_use":
-            tools.append(_tool_call(block.get("name"), block.get("input")))
+            tools.append(tool_call(block.get("name"), block.get("input")))
         elif block_type == "tool_result":
-            text = _parts_text(block.get("content"))
-            tools.append(_tool_output(text, error=bool(block.get("is_error"))))
+            text = parts_text(block.get("content"))
+            tools.append(tool_output(text, error=bool(block.get("is_error"))))
     report.skipped_thinking_blocks += thinking
-    events = _turn(side, _parts_text(texts), when) + tools
+    events = _turn(side, parts_text(texts), when) + tools
     if not events and not thinking:
         report.skipped_meta_lines += 1  # empty, or only injected text
     return events
@@ -242,13 +248,13 @@ def _codex(record: dict[str, Any], report: ChunkReport) -> list[Event]:
     when = _when(record) or _when(item)
     item_type = item.get("type")
     if item_type == "message" and item.get("role") in ("user", "assistant"):
-        events = _turn(item["role"], _parts_text(item.get("content")), when)
+        events = _turn(item["role"], parts_text(item.get("content")), when)
     elif item_type == "reasoning":
         report.skipped_thinking_blocks += 1
         return []
     elif item_type in _CODEX_TOOL_CALLS:
         action = item.get("action")
-        return [_tool_call(item.get("name") or item_type, item.get("arguments") or action)]
+        return [tool_call(item.get("name") or item_type, item.get("arguments") or action)]
     elif item_type in _CODEX_TOOL_OUTPUTS:
         return [_codex_output(item.get("output"))]
     else:
@@ -268,9 +274,9 @@ def _codex_output(output: Any) -> ToolEvent:
         if isinstance(parsed, dict) and "output" in parsed:
             metadata = parsed.get("metadata")
             code = metadata.get("exit_code") if isinstance(metadata, dict) else None
-            return _tool_output(str(parsed["output"]), error=code not in (None, 0))
-        return _tool_output(output, error=False)
-    return _tool_output(_parts_text(output), error=False)
+            return tool_output(str(parsed["output"]), error=code not in (None, 0))
+        return tool_output(output, error=False)
+    return tool_output(parts_text(output), error=False)
 
 
 def _chat(record: dict[str, Any], report: ChunkReport, speakers: list[str]) -> list[Event]:
@@ -286,21 +292,21 @@ def _chat(record: dict[str, Any], report: ChunkReport, speakers: list[str]) -> l
         report.skipped_meta_lines += 1
         return []
     if role in _TOOL_ROLES:
-        return [_tool_output(_parts_text(body), error=False)]
+        return [tool_output(parts_text(body), error=False)]
     if role in _USER_ROLES:
-        events = _turn("user", _parts_text(body), when)
+        events = _turn("user", parts_text(body), when)
     elif role in _ASSISTANT_ROLES:
-        events = _turn("assistant", _parts_text(body), when)
+        events = _turn("assistant", parts_text(body), when)
         for call in record.get("tool_calls") or []:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
-                events.append(_tool_call(function.get("name"), function.get("arguments")))
+                events.append(tool_call(function.get("name"), function.get("arguments")))
     else:
         # Named speakers: whoever speaks first opens the arcs, everyone else answers.
         label = name.strip()
         if label not in speakers:
             speakers.append(label)
-        text = _parts_text(body).strip()
+        text = parts_text(body).strip()
         if text:
             side: Literal["user", "assistant"] = "user" if label == speakers[0] else "assistant"
             events = [Turn(side, label, text, when)]

@@ -17,8 +17,9 @@ recognisably a dialog record:
 
 Anything else is plain JSONL (see `chunk_jsonl`).
 
-A dialog becomes arcs: a user turn, everything up to the next user turn that follows an
-answer (the assistant reply, its tool calls and their results) in one chunk, rendered
+A dialog becomes arcs (`_arcs.bundle_arcs`): a user turn, everything up to the next user turn
+that follows an answer (the assistant reply, its tool calls and their results) in one chunk,
+rendered
 ``"User: …\\nAssistant: …"``. Tool calls and results are summarised to a line each
 (``[tool: Bash — pytest -q]``, ``[tool output: 12 lines]``) or, with ``tool_events="skip"``,
 left out; either way they are counted. Thinking blocks, system and developer messages,
@@ -36,13 +37,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from itertools import chain
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from services.corpus.core._dialog import Event, ToolEvent, Turn, parse_record, sniff_record
-from services.corpus.core._source import SourceLine, Verbatim, split_text, split_verbatim
+from services.corpus.core._arcs import Place, ToolEvents, bundle_arcs
+from services.corpus.core._dialog import Event, parse_record, sniff_record
+from services.corpus.core._source import SourceLine, Verbatim, split_verbatim
 from services.corpus.core.chunk_text import WindowPacker, verbatim_draft
 from services.corpus.core.chunks import (
     DEFAULT_MAX_CHUNK_CHARS,
@@ -57,7 +59,6 @@ from services.corpus.core.chunks import (
 )
 
 SNIFF_LINES: Final = 64
-ToolEvents = Literal["summarise", "skip"]
 
 
 class DialogFormat(StrEnum):
@@ -129,68 +130,6 @@ def _records(lines: Iterable[SourceLine], report: ChunkReport) -> Iterator[tuple
         yield line, record
 
 
-@dataclass
-class _Arc:
-    rendered: list[str] = field(default_factory=list)  # one entry per turn or tool event
-    participants: list[str] = field(default_factory=list)
-    first: SourceLine | None = None
-    last: SourceLine | None = None
-    started: Turn | None = None
-    ended: Turn | None = None
-    answered: bool = False
-    last_label: str = ""
-
-    def add(self, event: Event, line: SourceLine) -> None:
-        self.first = self.first or line
-        self.last = line
-        if isinstance(event, ToolEvent):
-            self.rendered.append(event.summary)
-            self.last_label = ""
-            return
-        self.started = self.started or event
-        self.ended = event
-        self.answered = self.answered or event.side == "assistant"
-        if event.label not in self.participants:
-            self.participants.append(event.label)
-        if event.label == self.last_label:
-            self.rendered[-1] += "\n" + event.text  # a message split over records
-        else:
-            self.rendered.append(f"{event.label}: {event.text}")
-        self.last_label = event.label
-
-
-def _arc_drafts(
-    arc: _Arc, *, index: int, ordinal: int, origin_kind: str, max_chunk_chars: int
-) -> list[ChunkDraft]:
-    if arc.started is None or arc.first is None or arc.last is None or arc.ended is None:
-        return []  # tool chatter with no turn around it
-    text = "\n".join(arc.rendered)
-    ranges = split_text(text, max_chunk_chars)
-    attributes = {"arc": str(index), "participants": ", ".join(arc.participants)}
-    if arc.ended.occurred_at and arc.ended.occurred_at != arc.started.occurred_at:
-        attributes["ended_at"] = arc.ended.occurred_at.isoformat()
-    drafts: list[ChunkDraft] = []
-    for part, (start, end) in enumerate(ranges, 1):
-        content = text[start:end].strip()
-        if not content:
-            continue
-        extra = {"arc_part": f"{part}/{len(ranges)}"} if len(ranges) > 1 else {}
-        drafts.append(
-            ChunkDraft(
-                content=content,
-                ordinal=ordinal + len(drafts),
-                origin_kind=origin_kind,
-                byte_start=arc.first.byte_start,
-                byte_end=arc.last.byte_end,
-                line_start=arc.first.number,
-                line_end=arc.last.number,
-                occurred_at=arc.started.occurred_at,
-                attributes=attributes | extra,
-            )
-        )
-    return drafts
-
-
 def chunk_dialog(
     lines: Iterable[SourceLine],
     *,
@@ -201,39 +140,25 @@ def chunk_dialog(
     first_ordinal: int = 0,
 ) -> Iterator[ChunkDraft]:
     """Bundle a transcript's turns into arcs (see the module docstring), streaming."""
-    arc = _Arc()
-    ordinal = first_ordinal
     speakers: list[str] = []  # named speakers of a chat log, in order of appearance
 
-    def close() -> Iterator[ChunkDraft]:
-        nonlocal arc, ordinal
-        drafts = _arc_drafts(
-            arc,
-            index=report.arcs,
-            ordinal=ordinal,
-            origin_kind=str(dialog),
-            max_chunk_chars=max_chunk_chars,
-        )
-        if drafts:
-            report.arcs += 1
-            ordinal += len(drafts)
-        arc = _Arc()
-        yield from drafts
+    def events() -> Iterator[tuple[Event, Place]]:
+        for line, record in _records(lines, report):
+            if not isinstance(record, dict):
+                report.skipped_meta_lines += 1  # valid JSON, but no dialog record
+                continue
+            place = Place(line.byte_start, line.byte_end, line.number, line.number)
+            for event in parse_record(dialog, record, report, speakers):
+                yield event, place
 
-    for line, record in _records(lines, report):
-        if not isinstance(record, dict):
-            report.skipped_meta_lines += 1  # valid JSON, but no dialog record
-            continue
-        for event in parse_record(dialog, record, report, speakers):
-            if isinstance(event, ToolEvent):
-                if tool_events == "skip":
-                    report.skipped_tool_events += 1
-                    continue
-                report.tool_events += 1
-            elif event.side == "user" and arc.answered:
-                yield from close()
-            arc.add(event, line)
-    yield from close()
+    return bundle_arcs(
+        events(),
+        origin_kind=str(dialog),
+        report=report,
+        max_chunk_chars=max_chunk_chars,
+        tool_events=tool_events,
+        first_ordinal=first_ordinal,
+    )
 
 
 def chunk_jsonl(

@@ -30,6 +30,7 @@ JSONL_CHUNKER: Final = "jsonl/1"
 DIALOG_CHUNKER: Final = "dialog/1"
 PDF_CHUNKER: Final = "pdf/1"
 SYNOPSIS_CHUNKER: Final = "synopsis/1"
+EXPORT_CHUNKER: Final = "export/1"
 
 # origin_kind values a file chunk can carry (direct adds use "direct", set elsewhere).
 ORIGIN_MARKDOWN: Final = "markdown"
@@ -39,6 +40,8 @@ ORIGIN_PDF: Final = "pdf"
 ORIGIN_CLAUDE_CODE: Final = "claude_code"
 ORIGIN_CODEX: Final = "codex"
 ORIGIN_DIALOG: Final = "dialog"
+ORIGIN_CHATGPT: Final = "chatgpt"  # a ChatGPT export's conversations
+ORIGIN_CLAUDE_AI: Final = "claude_ai"  # a Claude.ai export's conversations
 
 DEFAULT_MAX_CHUNK_CHARS: Final = 2000
 
@@ -59,6 +62,9 @@ class ChunkDraft:
     speaker: str = ""
     occurred_at: datetime | None = None
     attributes: dict[str, str] = field(default_factory=dict)
+    # The session within its file, for a file that holds several (an export's conversation
+    # id); "" = the file's one session.
+    session_key: str = ""
 
 
 @dataclass(slots=True)

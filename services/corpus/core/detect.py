@@ -16,6 +16,10 @@ Order of evidence, strongest first:
 5. Content sniffing for other names: a first non-empty line that is a JSON object means JSONL;
    a first line that is an ATX heading, or two heading lines, means markdown.
 6. Otherwise plain text.
+
+A chat export (ChatGPT's or Claude.ai's ``conversations.json``) is recognised by content
+before the extension is looked at (step 3½): a JSON array whose first conversation has the
+service's fields (`chunk_export.sniff_export`). A ``.json`` file that is not one stays text.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Final, NoReturn
 
+from services.corpus.core.chunk_export import sniff_export
 from services.runtime.errors import InvalidInput
 
 SNIFF_BYTES: Final = 8 * 1024
@@ -40,6 +45,7 @@ class FileKind(StrEnum):
     JSONL = "jsonl"
     PDF = "pdf"
     TEXT = "text"
+    CHAT_EXPORT = "chat-export"  # ChatGPT's or Claude.ai's conversations.json
     PNG = "png"
     JPEG = "jpeg"
     GIF = "gif"
@@ -58,7 +64,9 @@ class FileKind(StrEnum):
     UNKNOWN_BINARY = "unknown-binary"
 
 
-_READABLE: Final = frozenset({FileKind.MARKDOWN, FileKind.JSONL, FileKind.PDF, FileKind.TEXT})
+_READABLE: Final = frozenset(
+    {FileKind.MARKDOWN, FileKind.JSONL, FileKind.PDF, FileKind.TEXT, FileKind.CHAT_EXPORT}
+)
 
 _MAGIC: Final[tuple[tuple[bytes, FileKind], ...]] = (
     (b"\x89PNG\r\n\x1a\n", FileKind.PNG),
@@ -110,13 +118,17 @@ class DetectedType:
         """Whether no chunker reads this kind (the upload or ingest should be refused)."""
         return self.kind not in _READABLE
 
+    @property
+    def is_chat_export(self) -> bool:
+        return self.kind is FileKind.CHAT_EXPORT
+
     def refuse_binary(self, name: str | None = None) -> NoReturn:
         """Raise the InvalidInput that tells the user what the file looks like."""
         if not self.is_binary:
             raise ValueError(f"{self.kind} is readable; refuse_binary is for binary kinds")
         raise InvalidInput(
             f"{name or self.name} looks like a {self.kind} file (binary); "
-            "upload text, markdown, JSONL or PDF",
+            "upload text, markdown, JSONL, PDF or a chat export",
             field="name",
         )
 
@@ -190,6 +202,8 @@ def detect_type(name: str, head: bytes) -> DetectedType:
         return DetectedType(FileKind.PDF, name, "extension")
     if looks_binary(head):
         return DetectedType(FileKind.UNKNOWN_BINARY, name, "binary-heuristic")
+    if sniff_export(head) is not None:
+        return DetectedType(FileKind.CHAT_EXPORT, name, "content")
     if extension in _EXTENSIONS:
         return DetectedType(_EXTENSIONS[extension], name, "extension")
     kind = _sniff(head)

@@ -1,6 +1,7 @@
 """`chunk_file`: the chunker for a detected type, run over a body as it streams.
 
-Text-like formats (markdown, plain text, JSONL) are read in 64 KiB blocks and chunked line by
+Chat exports are read one conversation at a time (`chunk_export`). Text-like formats
+(markdown, plain text, JSONL) are read in 64 KiB blocks and chunked line by
 line: nothing holds the body whole, so a STREAMED-tier file of 8 MB costs one window of
 memory, not two copies of the body. PDF needs random access (pypdf seeks through the file's
 cross-reference table), so it gets the binary file object itself.
@@ -17,8 +18,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Final, get_args
 
+from services.corpus.core._arcs import ToolEvents
 from services.corpus.core._source import DEFAULT_MAX_LINE_BYTES, SourceLine, read_lines
-from services.corpus.core.chunk_jsonl import ToolEvents, chunk_jsonl_file
+from services.corpus.core.chunk_export import chunk_export, sniff_export
+from services.corpus.core.chunk_jsonl import chunk_jsonl_file
 from services.corpus.core.chunk_markdown import chunk_markdown
 from services.corpus.core.chunk_pdf import chunk_pdf_pages, iter_pages, open_pdf
 from services.corpus.core.chunk_text import (
@@ -28,6 +31,7 @@ from services.corpus.core.chunk_text import (
 )
 from services.corpus.core.chunks import (
     DEFAULT_MAX_CHUNK_CHARS,
+    EXPORT_CHUNKER,
     MARKDOWN_CHUNKER,
     ORIGIN_MARKDOWN,
     ORIGIN_PDF,
@@ -38,8 +42,9 @@ from services.corpus.core.chunks import (
     ChunkDraft,
     ChunkReport,
 )
-from services.corpus.core.detect import DetectedType, FileKind
+from services.corpus.core.detect import SNIFF_BYTES, DetectedType, FileKind
 from services.corpus.core.synopsis import SynopsisBuilder
+from services.runtime.errors import InvalidInput
 
 # A JSONL record is parsed whole, so its line cannot be handed on in segments; one longer than
 # this (a transcript line holding a large pasted image, say) is skipped and counted.
@@ -167,6 +172,20 @@ def chunk_file(
             ORIGIN_PDF,
             PDF_CHUNKER,
         )
+    if detected.kind is FileKind.CHAT_EXPORT:
+        export = sniff_export(stream.read(SNIFF_BYTES))
+        stream.seek(0)
+        if export is None:
+            raise InvalidInput(f"{detected.name} is no longer a chat export", field="file")
+        chunks = chunk_export(
+            stream,
+            export=export,
+            name=detected.name,
+            report=report,
+            max_chunk_chars=options.max_chunk_chars,
+            tool_events=options.tool_events,
+        )
+        return result(chunks, str(export), EXPORT_CHUNKER)
     limit = options.max_record_bytes if detected.kind is FileKind.JSONL else options.max_line_bytes
     lines = _tapped(read_lines(stream, report=report, max_line_bytes=limit), builder)
     if detected.kind is FileKind.MARKDOWN:

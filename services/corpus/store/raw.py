@@ -180,11 +180,14 @@ class RawStore:
         return sorted((m for m in self._meta.values() if m.session_id == session_id), key=_order)
 
     def neighbours(self, chunk_id_: str, before: int, after: int) -> tuple[list[str], list[str]]:
-        """Ids of the chunks just before and after one, in its file or session."""
+        """Ids of the chunks just before and after one, in its session (of its file)."""
         meta = self._meta.get(chunk_id_)
         if meta is None:
             return [], []
-        siblings = self.of_file(meta.file_id) if meta.file_id else self.of_session(meta.session_id)
+        if meta.file_id:  # a file's chunks, of one session (an export holds many)
+            siblings = [m for m in self.of_file(meta.file_id) if m.session_id == meta.session_id]
+        else:
+            siblings = self.of_session(meta.session_id)
         ids = [m.id for m in siblings]
         at = ids.index(chunk_id_)
         return ids[max(0, at - before) : at], ids[at + 1 : at + 1 + after]

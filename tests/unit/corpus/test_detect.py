@@ -47,7 +47,8 @@ def test_binary_refusal_names_the_file_and_its_type() -> None:
     with pytest.raises(InvalidInput) as caught:
         detected.refuse_binary()
     assert caught.value.message == (
-        "photo.md looks like a png file (binary); upload text, markdown, JSONL or PDF"
+        "photo.md looks like a png file (binary); "
+        "upload text, markdown, JSONL, PDF or a chat export"
     )
 
 
