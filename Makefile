@@ -102,6 +102,14 @@ deploy-check: $(CHECKOV_INSTALLED) ## checkov over the rendered base and overlay
 	echo "not run, by deploy/checkov.yaml (justified in decision 0023):"; grep -E '^ +- CKV' deploy/checkov.yaml; \
 	if [ -n "$$failed" ]; then echo "deploy-check failed for:$$failed"; exit 1; fi
 
+# `make client-wheel`: the client library on its own (protos/pyproject.toml: `engram.v1`,
+# `engram.operations`, `engram.client`; needs grpcio, protobuf, googleapis-common-protos, httpx).
+.PHONY: client-wheel
+client-wheel: setup ## build dist/engram_client-*.whl: the client library, installable on its own
+	$(VENV)/bin/pip wheel --quiet --no-deps --no-build-isolation ./protos -w dist
+	rm -rf protos/build protos/engram_client.egg-info
+	@ls dist/engram_client-*.whl
+
 .PHONY: eval
 eval: setup ## retrieval quality on the standard sets against `make run` (ENGRAM_TOKEN; EVAL_ARGS)
 	$(VENV)/bin/engram eval $(EVAL_ARGS)

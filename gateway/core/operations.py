@@ -1,151 +1,35 @@
-"""The operation table: every public operation, read from the `engram.v1.Engram` service's
-descriptor and its `(engram.v1.operation)` options (protos/engram/v1/options.proto).
-
-An operation is declared once, on its RPC: the least token tier that may call it and which
-tier serves it. The permission check of every face (REST, gRPC, MCP) reads this table, so
-adding an operation means annotating its RPC, not editing a list here (decision 0016).
-"""
+"""The operation table as the gateway uses it: `engram.operations` (read from the protos'
+`(engram.v1.operation)` options, shared with the client library) and the token tier each
+operation needs, for the permission check of every face (decision 0016)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from engram.v1 import gateway_pb2, options_pb2
-from google.protobuf import descriptor_pool, message_factory
-from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
-from google.protobuf.descriptor_pb2 import MethodOptions
-from google.protobuf.message import Message
+from engram.operations import (
+    OPERATIONS,
+    HttpRoute,
+    Operation,
+    declaration,
+    message_class,
+    operation_name,
+)
 
 from gateway.core.principal import Tier
 
-# Who may serve an operation: a tier the gateway forwards to, or the gateway itself.
-SERVERS: Final = frozenset({"retrieval", "corpus", "authoring", "gateway"})
-
-
-@dataclass(frozen=True, slots=True)
-class HttpRoute:
-    """An operation's plain REST route, as its RPC declares it."""
-
-    method: str  # GET, POST, PUT, PATCH, DELETE
-    path: str  # under /v1, with {store} and the request's own {fields}
-    summary: str
-    tag: str
-    query: tuple[str, ...]  # dotted request fields read from the query string
-    body: bool  # the request is the JSON body (else the path and query alone)
-    status: int
-
-    @property
-    def path_fields(self) -> tuple[str, ...]:
-        """The request fields the path fills, `store` aside."""
-        return tuple(f for f in re.findall(r"{(\w+)}", self.path) if f != "store")
-
-
-_METHODS: Final = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
-
-_EFFECTS: Final[Mapping[int, str]] = MappingProxyType(
-    {
-        options_pb2.EFFECT_READS: "reads",
-        options_pb2.EFFECT_WRITES: "writes",
-        options_pb2.EFFECT_DELETES: "deletes",
-    }
-)
-
-
-def _http(rpc: str, declared: options_pb2.HttpRoute) -> HttpRoute:
-    method = declared.method.upper()
-    if method not in _METHODS or not declared.path.startswith("/"):
-        raise ValueError(f"engram.v1.Engram.{rpc}: route {method} {declared.path!r} is not valid")
-    if declared.query and method in ("POST", "PUT", "PATCH") and not declared.no_body:
-        raise ValueError(f"engram.v1.Engram.{rpc}: a {method} with a body reads no query")
-    return HttpRoute(
-        method=method,
-        path=declared.path,
-        summary=declared.summary,
-        tag=declared.tag,
-        query=tuple(declared.query),
-        body=method in ("POST", "PUT", "PATCH") and not declared.no_body,
-        status=declared.status or 200,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """One public operation, as its RPC declares it."""
-
-    name: str  # snake_case: the operation's name in every face ("add_drawer_signed")
-    rpc: str  # the RPC's name on engram.v1.Engram and on the serving tier ("AddDrawerSigned")
-    tier: Tier  # the least token tier that may call it
-    served_by: str  # retrieval | corpus | authoring | gateway
-    request: str  # full name of the request message
-    response: str  # full name of the response message
-    client_streaming: bool
-    server_streaming: bool
-    http: HttpRoute | None  # its plain REST route; None: hand-written (or none)
-    effect: str  # reads | writes | deletes: what calling it does to stored state
-    idempotent: bool  # calling it again with the same request changes nothing more
-
-
-def message_class(full_name: str) -> type[Message]:
-    """The generated class of a message named in the table ("engram.v1.SearchRequest")."""
-    found = descriptor_pool.Default().FindMessageTypeByName(full_name)
-    cls: type[Message] = message_factory.GetMessageClass(found)
-    return cls
-
-
-def operation_name(rpc: str) -> str:
-    """ "AddDrawerSigned" → "add_drawer_signed"."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", rpc).lower()
-
-
-def declaration(rpc: str, options: MethodOptions) -> options_pb2.OperationOptions:
-    """An RPC's `(engram.v1.operation)`, refused when it is missing or incomplete."""
-    if not options.HasExtension(options_pb2.operation):
-        raise ValueError(f"engram.v1.Engram.{rpc} declares no (engram.v1.operation)")
-    declared = options.Extensions[options_pb2.operation]
-    if declared.tier == 0:
-        raise ValueError(f"engram.v1.Engram.{rpc} declares no caller tier")
-    if declared.effect not in _EFFECTS:
-        raise ValueError(f"engram.v1.Engram.{rpc} declares no effect (reads, writes, deletes)")
-    if declared.served_by not in SERVERS:
-        raise ValueError(
-            f"engram.v1.Engram.{rpc} is served by {declared.served_by!r}: "
-            f"expected one of {sorted(SERVERS)}"
-        )
-    return declared
-
-
-def _operation(method: MethodDescriptor) -> Operation:
-    declared = declaration(method.name, method.GetOptions())
-    return Operation(
-        name=operation_name(method.name),
-        rpc=method.name,
-        tier=Tier(declared.tier),
-        served_by=declared.served_by,
-        request=method.input_type.full_name,
-        response=method.output_type.full_name,
-        client_streaming=method.client_streaming,
-        server_streaming=method.server_streaming,
-        http=_http(method.name, declared.http) if declared.HasField("http") else None,
-        effect=_EFFECTS[declared.effect],
-        idempotent=declared.idempotent,
-    )
-
-
-def build_operations(service: ServiceDescriptor) -> Mapping[str, Operation]:
-    """The table of one service's annotated RPCs, by operation name."""
-    table = {op.name: op for op in (_operation(m) for m in service.methods)}
-    return MappingProxyType(table)
-
-
-OPERATIONS: Final[Mapping[str, Operation]] = build_operations(
-    gateway_pb2.DESCRIPTOR.services_by_name["Engram"]
-)
+__all__ = [
+    "OPERATIONS",
+    "REQUIRED_TIER",
+    "HttpRoute",
+    "Operation",
+    "declaration",
+    "message_class",
+    "operation_name",
+]
 
 # The tier each operation needs, for the permission check of every face.
 REQUIRED_TIER: Final[Mapping[str, Tier]] = MappingProxyType(
-    {name: op.tier for name, op in OPERATIONS.items()}
+    {name: Tier(op.tier) for name, op in OPERATIONS.items()}
 )

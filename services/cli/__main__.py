@@ -28,7 +28,7 @@ def _eval(args: argparse.Namespace) -> int:
     import os
 
     from services.evaluation.run import SETS, EvalOptions, default_data_dir, run_eval
-    from services.evaluation.target import EvalTarget, GrpcTarget, RestTarget
+    from services.evaluation.target import ClientTarget, EvalTarget
 
     sets = tuple(s.strip() for s in args.sets.split(",") if s.strip()) if args.sets else SETS
     options = EvalOptions(
@@ -62,10 +62,10 @@ def _eval(args: argparse.Namespace) -> int:
 
             target = await InProcessTarget().start()
         elif args.grpc:
-            target = GrpcTarget(args.grpc_addr, token)
+            target = ClientTarget.grpc(args.grpc_addr, token)
         else:
             url = args.url or os.environ.get("ENGRAM_URL", "http://127.0.0.1:8080")
-            target = RestTarget(url, token)
+            target = ClientTarget.rest(url, token)
         try:
             _, report = await run_eval(target, options)
         finally:

@@ -1,5 +1,5 @@
-"""`engram eval` end to end through `GrpcTarget`, the gateway's public gRPC API, over the real
-tiers (real gRPC, the real model): a tiny dataset of every kind, drawers authored from the
+"""`engram eval` end to end through `ClientTarget.grpc`, the gateway's public gRPC API, over the
+real tiers (real gRPC, the real model): a tiny dataset of every kind, drawers authored from the
 LoCoMo sessions, the report written."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from engram.v1 import gateway_pb2
 
 from services.evaluation.run import EvalOptions, run_eval
-from services.evaluation.target import EvalTargetError, GrpcTarget
+from services.evaluation.target import ClientTarget, EvalTargetError
 from tests.evaluation.tiny import write_tiny_data
 from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
@@ -27,7 +27,7 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
     api: Api,  # noqa: F811
 ) -> None:
     data = write_tiny_data(tmp_path / "data")
-    target = GrpcTarget(f"127.0.0.1:{api.app.state.grpc_port}", ADMIN_TOKEN)
+    target = ClientTarget.grpc(f"127.0.0.1:{api.app.state.grpc_port}", ADMIN_TOKEN)
     options = EvalOptions(
         sets=TARGET_SETS,
         data_dir=data,
@@ -92,9 +92,11 @@ async def test_tiny_eval_through_public_grpc_writes_a_report(
 
 
 async def test_grpc_target_with_a_bad_token_says_so(api: Api) -> None:  # noqa: F811
-    target = GrpcTarget(f"127.0.0.1:{api.app.state.grpc_port}", "egm_not-a-token")
+    target = ClientTarget.grpc(f"127.0.0.1:{api.app.state.grpc_port}", "egm_not-a-token")
     try:
-        with pytest.raises(EvalTargetError, match="UNAUTHENTICATED"):
+        with pytest.raises(
+            EvalTargetError, match="create_store over grpc refused: unauthenticated"
+        ):
             await target.create_store(gateway_pb2.StoreSpec(name="eval-never"))
     finally:
         await target.aclose()

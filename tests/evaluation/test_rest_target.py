@@ -1,4 +1,4 @@
-"""`engram eval` through `RestTarget` against the real gateway app (ASGI transport) over the
+"""`engram eval` through `ClientTarget.rest` against the real gateway app (ASGI transport) over the
 real tiers: the same tiny datasets as the gRPC end-to-end test, every set, report written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from services.evaluation.run import EvalOptions, run_eval
-from services.evaluation.target import EvalTargetError, RestTarget
+from services.evaluation.target import ClientTarget, EvalTargetError
 from tests.evaluation.tiny import write_tiny_data
 from tests.gateway.conftest import ADMIN_TOKEN, Api, api, tiers  # noqa: F401 (fixtures)
 
@@ -22,7 +22,7 @@ async def test_tiny_eval_through_rest_matches_the_contract(
     api: Api,  # noqa: F811
 ) -> None:
     data = write_tiny_data(tmp_path / "data")
-    target = RestTarget("http://gateway", ADMIN_TOKEN, client=api.client)
+    target = ClientTarget.rest("http://gateway", ADMIN_TOKEN, client=api.client)
     options = EvalOptions(
         sets=TARGET_SETS,
         data_dir=data,
@@ -49,7 +49,7 @@ async def test_tiny_eval_through_rest_matches_the_contract(
     )
 
 
-async def test_rest_errors_name_the_route_and_status(api: Api) -> None:  # noqa: F811
-    target = RestTarget("http://gateway", "egm_not-a-token", client=api.client)
-    with pytest.raises(EvalTargetError, match=r"DELETE /v1/stores/eval-missing answered 401"):
+async def test_rest_errors_name_the_operation_and_the_code(api: Api) -> None:  # noqa: F811
+    target = ClientTarget.rest("http://gateway", "egm_not-a-token", client=api.client)
+    with pytest.raises(EvalTargetError, match=r"delete_store over rest refused: unauthenticated"):
         await target.drop_store("eval-missing")
