@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from services.cli.connect import token_of
+
 
 def _up(args: argparse.Namespace) -> int:
     from services.launcher.settings import LauncherSettings
@@ -46,7 +48,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     token = ""
     if not args.in_process:
-        token = _admin_token(args.token or "")
+        token = token_of(args.token or "")
     if not token and not args.in_process:
         print(
             "engram eval needs an admin token: --token, ENGRAM_TOKEN, or the development "
@@ -81,7 +83,7 @@ def _soak(args: argparse.Namespace) -> int:
 
     from services.bench.soak import SoakOptions, run_soak
 
-    token = _admin_token(args.token or "")
+    token = token_of(args.token or "")
     if not token:
         print(
             "engram soak needs an admin token: --token, ENGRAM_TOKEN, or the development "
@@ -99,21 +101,6 @@ def _soak(args: argparse.Namespace) -> int:
         shared_raw_session=args.shared_raw_session,
     )
     return run_soak(options)
-
-
-def _dev_token() -> str:
-    """The development admin token `engram up` keeps beside its logs, if there is one."""
-    from services.launcher.dev_token import saved_dev_token
-    from services.launcher.settings import LauncherSettings
-
-    return saved_dev_token(LauncherSettings().run_dir) or ""
-
-
-def _admin_token(given: str) -> str:
-    """The token an operator command uses: given, else ENGRAM_TOKEN, else the dev token."""
-    import os
-
-    return given or os.environ.get("ENGRAM_TOKEN", "") or _dev_token()
 
 
 def _probe(args: argparse.Namespace) -> int:
@@ -310,11 +297,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     from services.cli.backup import add_backup_parsers
     from services.cli.doctor import add_doctor_parser
+    from services.cli.imports import add_import_parser
+    from services.cli.memory import add_memory_parsers
     from services.cli.tokens import add_token_parser
 
+    add_memory_parsers(sub)
+    add_import_parser(sub)
     add_token_parser(sub)
-    add_doctor_parser(sub, _admin_token)
-    add_backup_parsers(sub, _admin_token)
+    add_doctor_parser(sub, token_of)
+    add_backup_parsers(sub, token_of)
     return parser
 
 

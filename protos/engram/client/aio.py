@@ -103,6 +103,8 @@ def _set_store(request: Message, store: str | common_pb2.StoreContext) -> None:
             request.store.CopyFrom(store)  # type: ignore[attr-defined]
         else:
             request.store.name = store  # type: ignore[attr-defined]
+    elif "store" in fields and isinstance(store, str):  # a plain name (ListJobsRequest)
+        request.store = store  # type: ignore[attr-defined]
     elif "name" in fields and isinstance(store, str):
         request.name = store  # type: ignore[attr-defined]
     else:

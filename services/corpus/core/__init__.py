@@ -4,6 +4,7 @@ No storage, no gRPC and no filesystem paths here: the functions read the bytes o
 they are handed and return plain values. The servicer and the ingest job translate.
 """
 
+from services.corpus.core._arcs import Place
 from services.corpus.core._source import ByteSource, SourceLine, read_lines
 from services.corpus.core.chunk_jsonl import (
     DialogFormat,
@@ -72,6 +73,7 @@ __all__ = [
     "FileKind",
     "HeadingCollector",
     "JsonlShape",
+    "Place",
     "SizeTier",
     "SizeTierPolicy",
     "SourceLine",
