@@ -17,11 +17,13 @@ from gateway.settings import GatewaySettings
 from services.runtime.errors import EngramError
 from services.runtime.logs import configure_logging
 from services.runtime.tls import TlsSettings
+from services.runtime.tracing import configure_tracing
 
 
 def main() -> int:
     settings = GatewaySettings()
     configure_logging("gateway", level=settings.log_level, fmt=settings.log_format)
+    configure_tracing("gateway")
     deps = GatewayDeps(settings)
     try:
         created = deps.start_sync()

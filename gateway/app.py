@@ -18,6 +18,7 @@ from gateway.openapi import build_openapi
 from gateway.routes import ROUTERS
 from gateway.rpc.server import serving_grpc
 from gateway.settings import GatewaySettings
+from gateway.tracing import TracingMiddleware
 
 DESCRIPTION = """Engram's REST face. Authenticate with `Authorization: Bearer <token>`.
 Bodies and answers are the proto3 JSON form of the `engram.v1` messages (proto field
@@ -55,6 +56,7 @@ def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> Fa
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.add_middleware(TracingMiddleware)  # outermost: the span covers the whole request
     # MCP authenticates its own requests (bearer token) and runs inside the app's lifespan,
     # after the core exists; it stays out of the OpenAPI document.
     install_mcp(app, lambda: app.state.gateway)

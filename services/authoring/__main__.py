@@ -22,6 +22,7 @@ from services.runtime.jobs import JobQueue, JobWorker
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
 from services.runtime.stores import OpenStores
+from services.runtime.tracing import configure_tracing
 
 # Compose writes many drawers through retrieval (each embedded there): allow it time.
 TIER_POLICY = ClientPolicy(deadline_s=60.0)
@@ -99,6 +100,7 @@ async def _serve(settings: AuthoringSettings) -> None:
 def main() -> None:
     settings = AuthoringSettings()
     configure_logging("authoring", level=settings.log_level, fmt=settings.log_format)
+    configure_tracing("authoring")
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
     asyncio.run(_serve(settings))
 

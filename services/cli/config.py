@@ -13,12 +13,14 @@ from services.launcher.settings import LauncherSettings
 from services.retrieval.settings import RetrievalSettings
 from services.runtime.settings import StorageSettings
 from services.runtime.tls import TlsSettings
+from services.runtime.tracing import TracingSettings
 
 # Settings classes in README order. A new tier adds its class here.
 SETTINGS_CLASSES: tuple[type[BaseSettings], ...] = (
     LauncherSettings,
     StorageSettings,
     TlsSettings,
+    TracingSettings,
     EmbedderSettings,
     RetrievalSettings,
     CorpusSettings,

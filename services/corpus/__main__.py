@@ -16,6 +16,7 @@ from services.runtime.jobs import JobQueue, JobWorker
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
 from services.runtime.settings import StorageSettings
+from services.runtime.tracing import configure_tracing
 
 
 def build_deps(
@@ -84,6 +85,7 @@ def main() -> None:
     settings = CorpusSettings()
     storage = StorageSettings()
     configure_logging("corpus", level=settings.log_level, fmt=settings.log_format)
+    configure_tracing("corpus")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(_serve(settings, storage))
 

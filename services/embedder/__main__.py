@@ -13,6 +13,7 @@ from services.embedder.settings import EmbedderSettings
 from services.runtime.errors import FailedPrecondition
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
+from services.runtime.tracing import configure_tracing
 
 logger = logging.getLogger("services.embedder")
 
@@ -47,6 +48,7 @@ async def _serve(settings: EmbedderSettings, device: str) -> None:
 def main() -> None:
     settings = EmbedderSettings()
     configure_logging("embedder", level=settings.log_level, fmt=settings.log_format)
+    configure_tracing("embedder")
     import torch
 
     try:

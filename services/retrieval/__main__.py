@@ -14,6 +14,7 @@ from services.retrieval.tokens import TokenCounter
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
 from services.runtime.settings import StorageSettings
+from services.runtime.tracing import configure_tracing
 
 
 def build_deps(
@@ -67,6 +68,7 @@ def main() -> None:
     settings = RetrievalSettings()
     storage = StorageSettings()
     configure_logging("retrieval", level=settings.log_level, fmt=settings.log_format)
+    configure_tracing("retrieval")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(_serve(settings, storage))
 

@@ -51,6 +51,7 @@ from services.retrieval.pool.mirror import MetaFilter
 from services.runtime.embedding import reembedding_notice
 from services.runtime.errors import InvalidInput
 from services.runtime.queries import check_query_text
+from services.runtime.tracing import stage
 from services.vocabulary import DEFAULT_MODE, TypeLibrary, library_for
 from services.vocabulary.libraries import DEPRECATED_VISIBLE_INTENTS
 
@@ -216,7 +217,8 @@ class SearchEngine:
         self.validate(spec)
         started = time.perf_counter()
         library = library_for(store.mode)
-        vector = await self.embedder.embed_query(spec.query)
+        with stage("search.embed"):
+            vector = await self.embedder.embed_query(spec.query)
         embedded = time.perf_counter()
 
         guess = self._intent(spec, library, vector)
@@ -239,27 +241,28 @@ class SearchEngine:
             if spec.include_deprecated or intent == "history"
             else frozenset({"deprecated"}),
         )
-        gathered_set = await asyncio.to_thread(
-            self._candidates,
-            pool,
-            vector,
-            spec.query,
-            flt,
-            depth,
-            spec.ranker == RANKER_FULL,
-            pool.reembedding_to is None,
-        )
-        now = spec.as_of or datetime.now(UTC)
-        gathered_set, binding = await asyncio.to_thread(
-            bind_supersession,
-            pool,
-            gathered_set,
-            vector,
-            flt,
-            at=now,
-            withhold=intent not in DEPRECATED_VISIBLE_INTENTS,
-            mode=store.mode,
-        )
+        with stage("search.candidates", depth=depth):
+            gathered_set = await asyncio.to_thread(
+                self._candidates,
+                pool,
+                vector,
+                spec.query,
+                flt,
+                depth,
+                spec.ranker == RANKER_FULL,
+                pool.reembedding_to is None,
+            )
+            now = spec.as_of or datetime.now(UTC)
+            gathered_set, binding = await asyncio.to_thread(
+                bind_supersession,
+                pool,
+                gathered_set,
+                vector,
+                flt,
+                at=now,
+                withhold=intent not in DEPRECATED_VISIBLE_INTENTS,
+                mode=store.mode,
+            )
         candidates = gathered_set.candidates
         gathered = time.perf_counter()
 
@@ -275,10 +278,11 @@ class SearchEngine:
             keyword_reference=gathered_set.keyword_reference,
             intent_weights=guess.weights,
         )
-        ranking = rank(candidates, ctx, gathered_set.vectors)
-        n_results = spec.n_results if spec.n_results is not None else store.n_results
-        min_score = spec.min_score if spec.min_score is not None else store.min_score
-        chosen = select(ranking, n_results, min_score)
+        with stage("search.scoring", candidates=len(candidates)):
+            ranking = rank(candidates, ctx, gathered_set.vectors)
+            n_results = spec.n_results if spec.n_results is not None else store.n_results
+            min_score = spec.min_score if spec.min_score is not None else store.min_score
+            chosen = select(ranking, n_results, min_score)
         scored = time.perf_counter()
 
         if intent in DEPRECATED_VISIBLE_INTENTS and binding.superseded_by:
@@ -286,7 +290,8 @@ class SearchEngine:
             by_candidate = {s.candidate.id: s for s in chosen}
             told = in_chain_order([s.candidate.id for s in chosen], binding)
             chosen = [by_candidate[i] for i in told]
-        drawers = await asyncio.to_thread(pool.get_many, [s.candidate.id for s in chosen])
+        with stage("search.fetch", results=len(chosen)):
+            drawers = await asyncio.to_thread(pool.get_many, [s.candidate.id for s in chosen])
         by_id = {d.id: d for d in drawers}
         hits = [
             SearchHitResult(s, by_id[s.candidate.id]) for s in chosen if s.candidate.id in by_id

@@ -19,6 +19,7 @@ from google.rpc import error_details_pb2, status_pb2
 from services.runtime.errors import EngramError, Overloaded, error_from_code, error_from_grpc
 from services.runtime.grpc_server import ERROR_DOMAIN, STATUS_DETAILS_KEY
 from services.runtime.tls import TlsSettings, channel_credentials, channel_options
+from services.runtime.tracing import TraceClient
 
 T = TypeVar("T")
 
@@ -117,7 +118,7 @@ def create_channel(
         ("grpc.min_reconnect_backoff_ms", 250),
         ("grpc.max_reconnect_backoff_ms", int(policy.max_reconnect_backoff_s * 1000)),
     ]
-    interceptors = [_DefaultDeadline(policy.deadline_s)]
+    interceptors: list[Any] = [_DefaultDeadline(policy.deadline_s), TraceClient()]
     if credentials is not None:
         return grpc.aio.secure_channel(
             target,

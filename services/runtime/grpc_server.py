@@ -25,6 +25,7 @@ from services.runtime.errors import EngramError, InvalidInput, Overloaded, statu
 from services.runtime.metrics import RpcMetrics
 from services.runtime.settings import TierSettings
 from services.runtime.tls import TlsSettings, server_credentials
+from services.runtime.tracing import failed, server_span
 
 logger = logging.getLogger(__name__)
 
@@ -80,28 +81,29 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
         if handler is None:
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
+        traced = handler_call_details.method.lstrip("/")  # the span's name: service/method
         deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, method),
+                self._wrap_unary(handler.unary_unary, method, traced),
                 request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
-                self._wrap_unary(handler.stream_unary, method),
+                self._wrap_unary(handler.stream_unary, method, traced),
                 request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, method),
+                self._wrap_stream(handler.unary_stream, method, traced),
                 request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream:
             return grpc.stream_stream_rpc_method_handler(
-                self._wrap_stream(handler.stream_stream, method),
+                self._wrap_stream(handler.stream_stream, method, traced),
                 request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -123,39 +125,55 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             self._metrics.observe(method, "INTERNAL", _since(started))
             await _abort_internal(context, method, error)
 
-    def _wrap_unary(self, behaviour: Callable[..., Any], method: str) -> Callable[..., Any]:
+    def _wrap_unary(
+        self, behaviour: Callable[..., Any], method: str, traced: str
+    ) -> Callable[..., Any]:
         async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
-            try:
-                result = await behaviour(_checked(request), context)
-            except grpc.aio.AbortError:
-                self._metrics.observe(method, _context_code(context), _since(started))
-                raise
-            except Exception as error:  # the top-level handler of every RPC
-                await self._fail(context, method, started, error)
-                return None
+            with server_span(traced, context.invocation_metadata()) as span:
+                try:
+                    result = await behaviour(_checked(request), context)
+                except grpc.aio.AbortError:
+                    code = _context_code(context)
+                    failed(span, code)
+                    self._metrics.observe(method, code, _since(started))
+                    raise
+                except Exception as error:  # the top-level handler of every RPC
+                    failed(span, _code_of(error))
+                    await self._fail(context, method, started, error)
+                    return None
             self._metrics.observe(method, "OK", _since(started))
             return result
 
         return wrapped
 
-    def _wrap_stream(self, behaviour: Callable[..., Any], method: str) -> Callable[..., Any]:
+    def _wrap_stream(
+        self, behaviour: Callable[..., Any], method: str, traced: str
+    ) -> Callable[..., Any]:
         async def wrapped(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
-            try:
-                async for item in behaviour(_checked(request), context):
-                    yield item
-            except grpc.aio.AbortError:
-                self._metrics.observe(method, _context_code(context), _since(started))
-                raise
-            except Exception as error:  # the top-level handler of every RPC
-                await self._fail(context, method, started, error)
-                return
+            with server_span(traced, context.invocation_metadata()) as span:
+                try:
+                    async for item in behaviour(_checked(request), context):
+                        yield item
+                except grpc.aio.AbortError:
+                    code = _context_code(context)
+                    failed(span, code)
+                    self._metrics.observe(method, code, _since(started))
+                    raise
+                except Exception as error:  # the top-level handler of every RPC
+                    failed(span, _code_of(error))
+                    await self._fail(context, method, started, error)
+                    return
             self._metrics.observe(method, "OK", _since(started))
 
         return wrapped
+
+
+def _code_of(error: BaseException) -> str:
+    return status_for(error).grpc_code.name if isinstance(error, EngramError) else "INTERNAL"
 
 
 def _since(started: float) -> float:

@@ -8,6 +8,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from services.runtime.tracing import current_ids
+
 _RESERVED = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
 
@@ -26,6 +28,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        ids = current_ids()
+        if ids is not None:  # written inside a span: the line leads to its trace
+            entry["trace_id"], entry["span_id"] = ids
         for key, value in vars(record).items():
             if key not in _RESERVED and not key.startswith("_"):
                 entry[key] = value

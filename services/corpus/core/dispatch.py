@@ -43,6 +43,7 @@ from services.corpus.core.chunks import (
     ChunkReport,
 )
 from services.corpus.core.detect import SNIFF_BYTES, DetectedType, FileKind
+from services.corpus.core.note_time import with_note_time
 from services.corpus.core.synopsis import SynopsisBuilder
 from services.runtime.errors import InvalidInput
 
@@ -190,7 +191,7 @@ def chunk_file(
     lines = _tapped(read_lines(stream, report=report, max_line_bytes=limit), builder)
     if detected.kind is FileKind.MARKDOWN:
         chunks = chunk_markdown(lines, max_chunk_chars=options.max_chunk_chars)
-        return result(chunks, ORIGIN_MARKDOWN, MARKDOWN_CHUNKER)
+        return result(with_note_time(chunks, detected.name), ORIGIN_MARKDOWN, MARKDOWN_CHUNKER)
     if detected.kind is FileKind.JSONL:
         shape, chunks = chunk_jsonl_file(
             lines,
