@@ -13,6 +13,7 @@ from gateway.core.service import gateway_version
 from gateway.core.wiring import GatewayDeps
 from gateway.errors import install_error_handlers
 from gateway.mcp.server import install_mcp
+from gateway.mcp.tools import parse_toolsets
 from gateway.metrics import HttpMetrics, MetricsMiddleware
 from gateway.openapi import build_openapi
 from gateway.routes import ROUTERS
@@ -59,7 +60,7 @@ def create_app(settings: GatewaySettings, deps: GatewayDeps | None = None) -> Fa
     app.add_middleware(TracingMiddleware)  # outermost: the span covers the whole request
     # MCP authenticates its own requests (bearer token) and runs inside the app's lifespan,
     # after the core exists; it stays out of the OpenAPI document.
-    install_mcp(app, lambda: app.state.gateway)
+    install_mcp(app, lambda: app.state.gateway, toolsets=parse_toolsets(settings.mcp_tools))
 
     def openapi() -> dict[str, Any]:
         return build_openapi(app)

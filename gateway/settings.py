@@ -79,6 +79,11 @@ class GatewaySettings(BaseSettings):
     max_upload_bytes: int = Field(
         50 * 1000 * 1000, gt=0, description="largest file upload or drawer import accepted"
     )
+    mcp_tools: str = Field(
+        "memory",
+        description="MCP toolsets listed when a connection does not ask (`/mcp?tools=`): "
+        "memory, browse, lifecycle, ingest, comma-separated, or all",
+    )
     keep_alive_s: int = Field(
         75,
         ge=1,

@@ -2,7 +2,8 @@
 
 It holds no model, no store handle and no state of its own: it serves MCP on stdin/stdout and
 relays the tool listing and every tool call to the gateway's `/mcp` endpoint (streamable HTTP,
-`Authorization: Bearer $ENGRAM_TOKEN`) at `$ENGRAM_URL` (default http://127.0.0.1:8080). Tool
+`Authorization: Bearer $ENGRAM_TOKEN`) at `$ENGRAM_URL` (default http://127.0.0.1:8080), listing
+the toolsets `$ENGRAM_MCP_TOOLS` names (default: the gateway's, the memory tools). Tool
 descriptions, schemas and answers are the gateway's own, so the bridge cannot drift from it.
 
 Failures are messages, never tracebacks: without a token, without a gateway at the URL, or
@@ -18,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import urlencode
 
 import anyio
 import httpx2
@@ -30,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 
 ENV_URL: Final = "ENGRAM_URL"
 ENV_TOKEN: Final = "ENGRAM_TOKEN"
+ENV_TOOLS: Final = "ENGRAM_MCP_TOOLS"  # memory, browse, lifecycle, ingest (comma-separated), all
 DEFAULT_URL: Final = "http://127.0.0.1:8080"
 MCP_PATH: Final = "/mcp"
 
@@ -55,11 +58,13 @@ class BridgeError(Exception):
 class BridgeConfig:
     url: str  # the gateway's base URL
     token: str
+    tools: str = ""  # the toolsets to list (ENGRAM_MCP_TOOLS); "" = the gateway's default
 
     @property
     def endpoint(self) -> str:
         base = self.url.rstrip("/")
-        return base if base.endswith(MCP_PATH) else base + MCP_PATH
+        endpoint = base if base.endswith(MCP_PATH) else base + MCP_PATH
+        return f"{endpoint}?{urlencode({'tools': self.tools})}" if self.tools else endpoint
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> BridgeConfig:
@@ -75,7 +80,7 @@ class BridgeConfig:
             raise BridgeError(
                 f"{ENV_URL}={url!r} is not an http(s) URL (e.g. {DEFAULT_URL})", EXIT_CONFIG
             )
-        return cls(url=url, token=token)
+        return cls(url=url, token=token, tools=env.get(ENV_TOOLS, "").strip())
 
 
 def _headers(config: BridgeConfig) -> dict[str, str]:
@@ -240,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
         print(__doc__.strip() if __doc__ else "engram-mcp")
-        print(f"\nenvironment: {ENV_URL} (default {DEFAULT_URL}), {ENV_TOKEN} (required)")
+        print(
+            f"\nenvironment: {ENV_URL} (default {DEFAULT_URL}), {ENV_TOKEN} (required), "
+            f"{ENV_TOOLS} (memory, browse, lifecycle, ingest or all; default memory)"
+        )
         return 0
     try:
         config = BridgeConfig.from_env(os.environ)

@@ -92,45 +92,39 @@ def _v2_only(library: TypeLibrary) -> list[str]:
 
 
 TYPE_LIBRARY: Final[str] = (
-    "TYPE LIBRARY. A drawer's memory_type comes from its store's type library, picked by the "
-    "store's deployment mode (engram_store_info shows it). "
-    f"default mode (multi-agent work): {_join(_v2_only(DEFAULT_LIBRARY))}; legacy types "
-    f"{_join(t for t in DEFAULT_LIBRARY.types if t in LEGACY_TYPES)} stay accepted, but new "
-    "memories should use the v2 types. "
+    "TYPE LIBRARY. A drawer's memory_type comes from its store's library, by the store's mode "
+    "(engram_list_stores shows it). "
+    f"default mode (multi-agent work): {_join(_v2_only(DEFAULT_LIBRARY))} (legacy "
+    f"{_join(t for t in DEFAULT_LIBRARY.types if t in LEGACY_TYPES)} still accepted). "
     f"companion mode (one companion, one user; speech acts): {_join(COMPANION_LIBRARY.types)}. "
-    "Choose the type by the question the memory should answer — a type ranks highest for "
-    f"these intents: default: {type_guide(DEFAULT_LIBRARY)}. "
-    f"companion: {type_guide(COMPANION_LIBRARY)}."
+    "Choose the type by the question the memory should answer: the resource "
+    "engram://vocabulary/<mode> lists the intents each type ranks highest for."
 )
 
 INTENTS: Final[str] = (
-    "INTENTS. A search's intent is the kind of question being asked; it weights each type. "
-    f"default mode: {_join(DEFAULT_LIBRARY.intents)}. "
-    f"companion mode: {_join(COMPANION_LIBRARY.intents)}. "
-    "Leave intent empty to have it inferred from the query (the answer says which intent was "
-    "used, how sure the guess was, and the mixture of intents it scored with when unsure); "
-    "pass it when you know what you are doing (planning, debugging...)."
+    "INTENTS. A search's intent is the kind of question; it weights each type. "
+    f"default: {_join(DEFAULT_LIBRARY.intents)}. "
+    f"companion: {_join(COMPANION_LIBRARY.intents)}. "
+    "Leave it empty to have it inferred (the answer says which was used and how sure)."
 )
 
 WINGS_AND_ROOMS: Final[str] = (
-    "WINGS AND ROOMS. A wing is a kind of memory — projects, work, philosophy — a lower-case "
-    "slug that should still mean something after a long pause; wings are few and stable. A "
-    "room is a long-lived identity inside a wing, written wing/name (projects/rev-engram, "
-    "philosophy/agent-design): not a topic and not a session — ask whether it will hold many "
-    "drawers over time. The store's existing wings and rooms are one call away "
-    "(engram_list_wings, engram_list_rooms): reuse them; opening a new wing needs "
-    f"allow_new_wing (or an admin token). A room whose name contains {DIARY_ROOM_MARKER!r} "
-    "holds personal notes, which rank below canonical answers except for "
-    f"{_join(sorted(DIARY_EXEMPT_INTENTS))} questions."
+    "WINGS AND ROOMS. A wing is a kind of memory (projects, work, philosophy): few and stable. "
+    "A room is a long-lived identity inside it, written wing/name (projects/rev-engram): not a "
+    "topic, not a session. Reuse the store's (resource engram://stores/<store>/rooms); a new "
+    "wing needs "
+    f"allow_new_wing. A room whose name contains {DIARY_ROOM_MARKER!r} holds personal notes, "
+    f"ranked below canonical answers except for {_join(sorted(DIARY_EXEMPT_INTENTS))} "
+    "questions."
 )
 
 FRAMING: Final[str] = (
     "FRAMING. A drawer is one memory of 1–3 sentences, written in the third person and "
     "naming who — 'The Architect decided that the gateway only translates.' — so it reads "
     "correctly on its own, to another agent, long after the conversation. Keep the user's own "
-    "words and idioms (the reader searches with them); do not paste a transcript, write in the "
-    "first person, or turn a memory into a command ('always do X'): memories are a vision and "
-    "a guide that the reader applies with judgment."
+    "words (the reader searches with them); never paste a transcript, write in the first "
+    "person, or turn a memory into a command ('always do X'): memories guide, the reader "
+    "judges."
 )
 
 
@@ -140,37 +134,31 @@ def signing(min_signature_chars: int | None = None) -> str:
     least = (
         f"at least {min_signature_chars} characters"
         if min_signature_chars is not None
-        else "at least the length engram_add_drawer_signed's schema gives"
+        else "the least length its schema gives"
     )
     return (
         "SIGNING. Use engram_add_drawer_signed for a canonical claim — a decision, directive, "
-        "or settled fact that later questions should resolve to — and engram_add_drawer for "
-        f"ambient context. The signature is a distinctive phrase of {least}, copied verbatim "
-        "from the content (case matters, whole words, not the whole content); it is what "
-        "keyword search finds the claim by."
+        "or settled fact later questions should resolve to — and engram_add_drawer for ambient "
+        f"context. The signature is a distinctive phrase of {least}, copied verbatim from the "
+        "content (whole words, case kept): keyword search finds the claim by it."
     )
 
 
 SILENCE: Final[str] = (
-    "SILENCE. When nothing stored is relevant enough to the question the result is empty on "
-    "purpose (the default floor reads relevance, not recency or type; pass min_score to set "
-    "your own floor on the score, -1 for everything). Empty means nothing relevant is "
-    "stored: say so, or ask the user; do not invent a memory and do not stretch the loudest "
-    "near-miss into an answer."
+    "SILENCE. When nothing stored is relevant enough, the answer is empty on purpose (min_score "
+    "sets your own floor, -1 for everything). Empty means nothing relevant is stored: say so or "
+    "ask; never invent a memory or stretch a near-miss into an answer."
 )
 
 PINS: Final[str] = (
-    f"pin_status is one of {_join(PIN_STATUSES)} (proto names PIN_STATUS_*): pinned is "
-    "explicit authority: it does not decay and wins over active drawers on its topic "
-    "(pinning needs an admin token by default); "
-    "deprecated drawers are superseded and left out of search unless include_deprecated is "
-    f"set or the intent is {_join(sorted(DEPRECATED_VISIBLE_INTENTS))}."
+    f"PINS. {_join(PIN_STATUSES)}: pinned is explicit authority, never decays and wins over "
+    "active drawers on its topic (admin by default); deprecated drawers are superseded, left "
+    f"out of search but for {_join(sorted(DEPRECATED_VISIBLE_INTENTS))} questions."
 )
 
 TIERS: Final[str] = (
-    "The token decides what a call may do: read tokens search and read; write tokens also "
-    "write (by default not the directive type, and no pinning); admin tokens may do all. A "
-    "token may be scoped to some stores only."
+    "TOKENS. Read tokens search and read; write tokens also write (not the directive type and "
+    "no pinning, by default); admin tokens may do all; a token may be scoped to some stores."
 )
 
 
@@ -186,8 +174,7 @@ INTENTS_BRIEF: Final[str] = (
     "when you know the kind of question."
 )
 WINGS_BRIEF: Final[str] = (
-    "A wing is a kind of memory (projects, work, philosophy); a room a long-lived identity in "
-    "it, written wing/name. Reuse the store's (engram_list_wings, engram_list_rooms); a new "
+    "room is wing/name, a long-lived identity; reuse the store's (engram_list_rooms); a new "
     "wing needs allow_new_wing."
 )
 SILENCE_BRIEF: Final[str] = (
@@ -204,8 +191,10 @@ def instructions() -> str:
     return "\n\n".join(
         (
             "Engram is a provenance-aware memory: it returns the right memory, not merely a "
-            "similar one. Start with engram_list_stores, then engram_search. Every tool but "
-            "engram_list_stores and engram_job_status takes `store`, the store's name.",
+            "similar one. Start with engram_list_stores, then engram_prime or engram_search; "
+            "every tool but engram_list_stores and engram_job_status takes `store`. Listed "
+            "are the memory tools: add ?tools=all to the /mcp URL (engram-mcp: "
+            "ENGRAM_MCP_TOOLS=all) for the browse, lifecycle and ingest ones.",
             TYPE_LIBRARY,
             INTENTS,
             WINGS_AND_ROOMS,

@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import parse_qsl
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs in the venv
 import mcp_types as types
@@ -55,6 +56,7 @@ from gateway.mcp.tools import (
     build_request,
     build_tools,
     input_schema,
+    parse_toolsets,
     upload_content,
 )
 from gateway.protojson import to_json
@@ -72,6 +74,9 @@ MCP_PATH: Final = "/mcp"
 
 # Where the auth wrapper leaves the caller's principal in the ASGI scope for the tool handler.
 PRINCIPAL_SCOPE_KEY: Final = "engram.principal"
+# The toolsets a connection asked for with `/mcp?tools=` (parse_toolsets), kept in its scope.
+TOOLSETS_SCOPE_KEY: Final = "engram.toolsets"
+TOOLS_PARAM: Final = "tools"
 
 # The gateway core, or a function returning it (the app builds it in its lifespan).
 GatewaySource = Gateway | Callable[[], Gateway]
@@ -162,14 +167,22 @@ class EngramTools:
         if wanted and wanted != self.min_signature_chars:
             self._build(wanted)
 
-    def listing_for(self, caller: Principal | None) -> list[types.Tool]:
-        """The tools `caller`'s token may use (a read token is not offered writes); every
-        tool when the caller is not known here (the call itself is checked either way)."""
-        if caller is None:
-            return self.listing
-        return [
+    def listing_for(
+        self, caller: Principal | None, toolsets: frozenset[str] | None = None
+    ) -> list[types.Tool]:
+        """The tools of `toolsets` (None: all) that `caller`'s token may use (a read token is
+        not offered writes); the call itself is checked either way, and a tool outside the
+        listed toolsets can still be called."""
+        listed = [
             tool
             for tool in self.listing
+            if toolsets is None or self.specs[tool.name].toolset in toolsets
+        ]
+        if caller is None:
+            return listed
+        return [
+            tool
+            for tool in listed
             if REQUIRED_TIER.get(self.specs[tool.name].operation, caller.tier) <= caller.tier
         ]
 
@@ -255,6 +268,7 @@ def build_server(
     principal: Principal | None = None,
     tools: Sequence[ToolSpec] | None = None,
     min_signature_chars: int | None = None,
+    toolsets: frozenset[str] | None = None,
 ) -> Server[Any]:
     """The MCP server over the gateway core (signature rule: the authoring tier's, unless
     `min_signature_chars` fixes one).
@@ -264,16 +278,28 @@ def build_server(
     (tests, an embedding application) that has already authenticated its token.
     """
     table = EngramTools(gateway, tools=tools, min_signature_chars=min_signature_chars)
-    return _server(table, principal)
+    return _server(table, principal, toolsets)
 
 
-def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
+def _toolsets_of_request(ctx: ServerRequestContext[Any, Any]) -> frozenset[str] | None:
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, dict):
+        chosen = scope.get(TOOLSETS_SCOPE_KEY)
+        if isinstance(chosen, frozenset):
+            return chosen
+    return None
+
+
+def _server(
+    table: EngramTools, principal: Principal | None, toolsets: frozenset[str] | None = None
+) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         await table.follow_rules()
         caller = principal if principal is not None else _principal_of_request(ctx)
-        return types.ListToolsResult(tools=table.listing_for(caller))
+        chosen = _toolsets_of_request(ctx) or toolsets
+        return types.ListToolsResult(tools=table.listing_for(caller, chosen))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -319,7 +345,7 @@ def _server(table: EngramTools, principal: Principal | None) -> Server[Any]:
         SERVER_NAME,
         version=_version(),
         title="Engram memory",
-        instructions=framing.instructions(),
+        instructions=framing.instructions(),  # the same whatever the toolsets
         get_tool_input_schema=table.schema_of,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -362,9 +388,11 @@ class McpEndpoint:
         gateway: GatewaySource,
         *,
         min_signature_chars: int | None = None,
+        toolsets: frozenset[str] | None = None,
     ) -> None:
         self.tools = EngramTools(gateway, min_signature_chars=min_signature_chars)
-        self.server = _server(self.tools, None)
+        self.toolsets = toolsets
+        self.server = _server(self.tools, None, toolsets)
         self.sessions = StreamableHTTPSessionManager(
             app=self.server,
             stateless=True,
@@ -398,7 +426,21 @@ class McpEndpoint:
             await response(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
+        asked = _query_value(scope, TOOLS_PARAM)
+        if asked is not None:
+            try:
+                scope[TOOLSETS_SCOPE_KEY] = parse_toolsets(asked)
+            except EngramError as error:
+                await error_response(error)(scope, receive, send)
+                return
         await self.sessions.handle_request(scope, receive, send)
+
+
+def _query_value(scope: Scope, name: str) -> str | None:
+    for key, value in parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1")):
+        if key == name:
+            return value
+    return None
 
 
 def install_mcp(
@@ -407,6 +449,7 @@ def install_mcp(
     *,
     path: str = MCP_PATH,
     min_signature_chars: int | None = None,
+    toolsets: frozenset[str] | None = None,
 ) -> McpEndpoint:
     """Serve MCP at `path` of a Starlette/FastAPI app, running inside the app's lifespan.
 
@@ -418,7 +461,7 @@ def install_mcp(
     existing = getattr(app.state, "mcp", None)
     if isinstance(existing, McpEndpoint):
         return existing
-    endpoint = McpEndpoint(gateway_of, min_signature_chars=min_signature_chars)
+    endpoint = McpEndpoint(gateway_of, min_signature_chars=min_signature_chars, toolsets=toolsets)
     app.router.routes.append(Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"]))
     inner = app.router.lifespan_context
 

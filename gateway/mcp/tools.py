@@ -51,6 +51,15 @@ STORE_NAME_FIELD: Final = "name"  # request.name (the registry's GetStoreRequest
 
 # Request fields no agent should set: evaluation knobs of the ranker.
 _RANKER_KNOBS: Final = ("ranker", "candidate_depth")
+# `as_of` replays a past moment (evaluation, the dashboard): every listed field costs the
+# agent's context.
+_SEARCH_HIDES: Final = (*_RANKER_KNOBS, "as_of")
+# Fields of a drawer an agent's write leaves to others: pinning is an admin's act (and
+# engram_update_drawer's), attributes are the composer's bookkeeping.
+# A draft's own `signature` is an answer field (dry runs show it); a write signs with
+# engram_add_drawer_signed's top-level `signature`.
+_WRITE_HIDES: Final = ("pin_status", "attributes", "drawer.signature")
+_UINT32_MAX: Final = 2**32 - 1
 
 # A listing that only wants facets asks for one drawer.
 _FACETS_ONLY: Final[Json] = {"include_facets": True, "page": {"page_size": 1}}
@@ -61,6 +70,32 @@ MAX_MCP_BODY_BYTES: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 # Upload content given as text (an agent's usual case) or as base64 bytes.
 _UPLOAD_TEXT: Final = "content"
 _UPLOAD_BYTES: Final = "data"
+
+
+# Toolsets: an agent is offered the memory tools unless its connection asks for more
+# (`/mcp?tools=memory,lifecycle` or `all`; engram-mcp: ENGRAM_MCP_TOOLS). Every listed tool
+# costs the agent's context before its first call; any tool can be called either way.
+MEMORY: Final = "memory"  # search, context packs, priming, writes, raw lookup
+BROWSE: Final = "browse"  # reading around: drawers, wings, raw and source search, documents
+LIFECYCLE: Final = "lifecycle"  # links, updates, consolidation
+INGEST: Final = "ingest"  # raw sessions, uploads, ingest and compose jobs
+TOOLSETS: Final = (MEMORY, BROWSE, LIFECYCLE, INGEST)
+ALL_TOOLSETS: Final = "all"
+
+
+def parse_toolsets(text: str) -> frozenset[str]:
+    """``"memory,lifecycle"`` or ``"all"`` → the toolsets; InvalidInput naming the known ones."""
+    names = {part.strip().lower() for part in text.split(",") if part.strip()}
+    if ALL_TOOLSETS in names:
+        return frozenset(TOOLSETS)
+    unknown = names - set(TOOLSETS)
+    if unknown or not names:
+        raise InvalidInput(
+            f"unknown toolset {sorted(unknown)[0] if unknown else text!r}; "
+            f"toolsets: {', '.join(TOOLSETS)}, or {ALL_TOOLSETS}",
+            field="tools",
+        )
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -76,7 +111,8 @@ class ToolSpec:
     # arguments are parsed into this message at that field of the request.
     arguments: type[Message] | None = None
     nest: str | None = None
-    # Top-level fields shown (None: all but the store); `hide` is removed at every depth.
+    # Top-level fields shown (None: all but the store); `hide` is removed at every depth, or
+    # (a dotted path, "drawer.signature") from that nested message only.
     expose: tuple[str, ...] | None = None
     hide: tuple[str, ...] = ()
     # Request fields the tool always sets (merged under the arguments' own fields).
@@ -86,6 +122,7 @@ class ToolSpec:
     # The request message, where it is not the operation's (an upload's header, not its
     # stream of chunks); otherwise read from the operation table.
     request_message: type[Message] | None = None
+    toolset: str = MEMORY
 
     @property
     def declared(self) -> Operation:
@@ -155,26 +192,23 @@ def build_tools(
     min_signature_chars: int = framing.DEFAULT_MIN_SIGNATURE_CHARS,
 ) -> tuple[ToolSpec, ...]:
     """Every MCP tool, in the order they are listed."""
-    signing = framing.signing(min_signature_chars)
     return (
         ToolSpec(
             name="engram_search",
             operation="search",
-            hide=_RANKER_KNOBS,
+            hide=_SEARCH_HIDES,
             description=_describe(
-                "Search the store's drawers (framed memories) for the ones that answer a "
-                "question, ranked by similarity re-weighted by memory type × intent, pin "
-                "status, salience and confidence. Filter with wing, room or memory_types; "
-                "include_breakdown shows every scoring factor of every result.",
-                framing.SILENCE,
+                "Search the store's drawers (framed memories) for those that answer a "
+                "question, ranked by similarity re-weighted by type × intent, pin status, "
+                "salience and confidence; filter by wing, room or memory_types.",
+                framing.SILENCE_BRIEF,
                 framing.INTENTS_BRIEF,
-                framing.TYPES_BRIEF,
-                "Wings and rooms to filter by: engram_list_wings, engram_list_rooms. After "
-                "using a result, report it with engram_record_retrieval.",
+                "Report the drawers you used with engram_record_retrieval.",
             ),
         ),
         ToolSpec(
             name="engram_search_batch",
+            toolset=BROWSE,
             operation="search_batch",
             hide=_RANKER_KNOBS,
             description=_describe(
@@ -186,70 +220,59 @@ def build_tools(
         ToolSpec(
             name="engram_context_pack",
             operation="build_context_pack",
+            hide=("as_of",),
             description=_describe(
-                "Build a context pack: the best drawers for a goal rendered as one compact "
-                "text (`text`) with a provenance header per memory, sized to a token budget "
-                "(0 = the budget of the caller's tier). Goal first: describe what you are "
-                "about to do, not everything that might be relevant.",
+                "The best drawers for a goal as one compact text with a provenance header "
+                "each, sized to a token budget (0 = your tier's). Describe what you are about "
+                "to do, not everything that might be relevant.",
                 framing.SILENCE_BRIEF,
-                framing.INTENTS_BRIEF,
             ),
         ),
         ToolSpec(
             name="engram_prime",
             operation="prime",
+            hide=("as_of",),
             description=_describe(
-                "What to hold at the start of a session: the few drawers (5 unless n_results "
-                "says otherwise) that bind it, rendered like a context pack (`text`). Pinned "
-                "and canonical (signed) drawers come first; with a `context` (what the session "
-                "is about), what a search for it reaches, then the pins it did not. Superseded "
-                "and deprecated drawers are never offered, near-duplicates are left out. Call "
-                "it once, at the start; search for anything else when you need it. The prompt "
-                "engram_session_start renders the same.",
+                "Call once at the start of a session: the few drawers that bind it (pinned and "
+                "signed first; with a `context`, what a search for it reaches), rendered like "
+                "a context pack. Search for anything else when you need it.",
             ),
         ),
         ToolSpec(
             name="engram_record_retrieval",
             operation="record_retrieval",
             description=_describe(
-                "Report that drawers returned by a search were actually used; this raises "
-                "their salience so useful memories stay easy to find. Report only what you "
-                "used, not everything you were shown. A use counts once per search that "
-                "returned the drawer to you in the last 24 hours; others come back in "
-                "`refused` with the reason.",
+                "Report the drawers from a search you actually used (not all you were shown): "
+                "their salience rises. A use counts once per search that returned it to you "
+                "in the last 24 hours; others come back in `refused`.",
             ),
         ),
         ToolSpec(
             name="engram_add_drawer",
             operation="add_drawer",
+            hide=_WRITE_HIDES,
             description=_describe(
-                "Write an ambient memory (a drawer without a signature): context worth "
-                "keeping that is not a canonical claim. For decisions, directives and "
-                "settled facts use engram_add_drawer_signed. A near-duplicate in the same "
-                "room and type is answered with the existing drawer (`duplicate`); "
-                "`warnings` name shapes that will read badly at retrieval time. When it "
-                "replaces earlier drawers, name them in `supersedes`: they are linked and no "
-                "longer returned outside history questions.",
-                framing.FRAMING,
-                framing.TYPES_BRIEF,
-                framing.WINGS_BRIEF,
-                signing,
+                "Write an ambient memory: context worth keeping that is not a canonical claim "
+                "(decisions, directives, settled facts: engram_add_drawer_signed). Frame it as "
+                "the instructions say: 1–3 sentences, third person, naming who. A near-copy "
+                "comes back as `duplicate`; `warnings` say what will read badly; name the "
+                "drawers it replaces in `supersedes`.",
             ),
         ),
         ToolSpec(
             name="engram_add_drawer_signed",
             operation="add_drawer_signed",
+            hide=_WRITE_HIDES,
             description=_describe(
-                "Write a canonical memory: a claim later questions should resolve to, signed "
-                "with a distinctive verbatim phrase of its content.",
-                signing,
-                "Frame it as engram_add_drawer says: third person, naming who, 1–3 sentences.",
-                framing.TYPES_BRIEF,
-                framing.WINGS_BRIEF,
+                "Write a canonical memory — a decision, directive or settled fact later "
+                "questions should resolve to — signed with a distinctive phrase of at least "
+                f"{min_signature_chars} characters copied verbatim from its content (whole "
+                "words, case kept). Framed and filed as engram_add_drawer says.",
             ),
         ),
         ToolSpec(
             name="engram_update_drawer",
+            toolset=LIFECYCLE,
             operation="update_drawer",
             description=_describe(
                 "Change a drawer: fields that are set replace the current ones (content is "
@@ -262,6 +285,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_get_drawer",
+            toolset=BROWSE,
             operation="get_drawer",
             description=_describe(
                 "Read one drawer by id, with its provenance fields and the raw sessions it "
@@ -270,6 +294,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_link_drawers",
+            toolset=LIFECYCLE,
             operation="create_link",
             description=_describe(
                 "Link two drawers with what one says of the other, directed from `from_id` "
@@ -281,6 +306,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_end_link",
+            toolset=LIFECYCLE,
             operation="end_link",
             description=_describe(
                 "End a link (it stops holding from `valid_to`, now by default, and stays "
@@ -289,6 +315,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_drawer_links",
+            toolset=LIFECYCLE,
             operation="list_links",
             description=_describe(
                 "A drawer's links, both ends, oldest first; `types` narrows them and `as_of` "
@@ -297,6 +324,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_traverse_links",
+            toolset=LIFECYCLE,
             operation="traverse_links",
             description=_describe(
                 "Walk the links from a drawer, breadth first, `depth` links away (2; at most "
@@ -306,6 +334,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_list_wings",
+            toolset=BROWSE,
             operation="list_drawers",
             expose=(),
             fixed=_FACETS_ONLY,
@@ -318,6 +347,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_list_rooms",
+            toolset=BROWSE,
             operation="list_drawers",
             arguments=retrieval_pb2.DrawerFilter,
             nest="filter",
@@ -325,14 +355,13 @@ def build_tools(
             fixed=_FACETS_ONLY,
             result=_rooms,
             description=_describe(
-                "List the store's rooms (of one wing, or of all) with their drawer counts. "
-                "Put a memory in the room of the identity it is about; open a new room only "
-                "for a new long-lived identity.",
-                framing.WINGS_BRIEF,
+                "The store's rooms (of one wing, or all) with drawer counts: file a memory in "
+                "the room of the identity it is about, and reuse rooms and wings.",
             ),
         ),
         ToolSpec(
             name="engram_search_raw",
+            toolset=BROWSE,
             operation="search_raw",
             description=_describe(
                 "Search raw memories: the unframed, verbatim chunks of ingested files and "
@@ -346,14 +375,14 @@ def build_tools(
             name="engram_expand_raw",
             operation="expand_raw",
             description=_describe(
-                "Show a raw chunk with its neighbours (`before`, `after` chunks of the same "
-                "file or session). Name the chunk by `chunk_id` (search_raw results), or by "
-                "`session_id` and `ordinal` (a drawer's derived_from, a context pack's "
-                "session; ordinal 0 is the session's first chunk).",
+                "The verbatim raw chunk a memory came from, with `before`/`after` neighbours "
+                "of its session: by `chunk_id`, or by `session_id` and `ordinal` (a drawer's "
+                "derived_from, a context pack's session; 0 is the first).",
             ),
         ),
         ToolSpec(
             name="engram_add_raw_memory",
+            toolset=INGEST,
             operation="add_raw_memory",
             description=_describe(
                 "Record one raw memory (verbatim, unframed) in the raw tier; it does not "
@@ -363,6 +392,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_add_raw_session",
+            toolset=INGEST,
             operation="add_raw_session",
             description=_describe(
                 "Record a conversation (turns of role and content) as a raw session, "
@@ -372,6 +402,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_search_source",
+            toolset=BROWSE,
             operation="search_source",
             description=_describe(
                 "Search synced source files (code and docs): a separate surface from "
@@ -381,6 +412,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_query_document",
+            toolset=BROWSE,
             operation="query_document",
             description=_describe(
                 "Look inside one stored document: spans matching `pattern` (a substring, or "
@@ -390,6 +422,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_upload_file",
+            toolset=INGEST,
             operation="upload_file",
             request_message=corpus_pb2.UploadFileHeader,
             expose=("name", "folder"),
@@ -404,6 +437,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_ingest_files",
+            toolset=INGEST,
             operation="ingest_files",
             description=_describe(
                 "Ingest uploaded files into raw memories (chunked, embedded) as a background "
@@ -412,6 +446,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_compose_from_raw",
+            toolset=INGEST,
             operation="compose",
             description=_describe(
                 "Compose framed drawers from raw sessions (session_ids) or from the sessions "
@@ -423,6 +458,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_consolidate",
+            toolset=LIFECYCLE,
             operation="consolidate",
             description=_describe(
                 "Find drawers of a room (or wing, or the whole store) that say the same thing "
@@ -436,6 +472,7 @@ def build_tools(
         ),
         ToolSpec(
             name="engram_job_status",
+            toolset=INGEST,
             operation="get_job",
             store=None,
             description=_describe(
@@ -448,12 +485,13 @@ def build_tools(
             operation="list_stores",
             store=None,
             description=_describe(
-                "List the stores this token may use, with each one's deployment mode and "
-                "drawer count. Every other tool takes one of these names as `store`."
+                "The stores this token may use, with mode and drawer count; other tools take "
+                "one of these names as `store`."
             ),
         ),
         ToolSpec(
             name="engram_store_info",
+            toolset=BROWSE,
             operation="get_store",
             store=STORE_NAME_FIELD,
             result=_store_info,
@@ -561,9 +599,15 @@ def _describe_property(node: Json, text: str) -> None:
 
 def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
     """Close every message object, constrain the fields agents get wrong, mark required."""
+    for hidden in (h for h in spec.hide if "." in h):  # one field of a nested message
+        parent_path, _, leaf = hidden.rpartition(".")
+        parent = schema
+        for part in parent_path.split("."):
+            parent = _descend(parent, part, hidden)
+        parent.get("properties", {}).pop(leaf, None)
     for node in _objects(schema):
         properties: Json = node.get("properties", {})
-        for hidden in spec.hide:
+        for hidden in (h for h in spec.hide if "." not in h):
             properties.pop(hidden, None)
             if hidden in node.get("required", []):
                 node["required"].remove(hidden)
@@ -580,25 +624,15 @@ def _tighten(schema: Json, spec: ToolSpec, min_signature_chars: int) -> None:
                     "copied verbatim from the content",
                 )
             elif name == "memory_type" and prop.get("type") == "string":
-                prop["enum"] = list(framing.ALL_TYPES)
-                _describe_property(
-                    prop,
-                    "a type of the store's own library (engram_store_info; this list spans "
-                    "both modes)",
-                )
-            elif name == "memory_types" and isinstance(prop.get("items"), dict):
-                prop["items"]["enum"] = list(framing.ALL_TYPES)
+                # No enum: the store's mode decides which types it takes (the instructions
+                # list both libraries; the tier refuses another with the store's own list).
+                _describe_property(prop, "a type of the store's library (instructions)")
             elif name == "intent" and prop.get("type") == "string":
-                prop["enum"] = ["", *framing.ALL_INTENTS]
-                _describe_property(
-                    prop,
-                    "kind of question; empty = inferred from the query (this list spans both "
-                    "modes)",
-                )
-            elif name == "wing" and prop.get("type") == "string":
-                _describe_property(prop, "kind of memory: projects, work, philosophy")
+                _describe_property(prop, "kind of question, of the store's mode; empty = inferred")
             elif name == "room" and prop.get("type") == "string":
-                _describe_property(prop, "long-lived identity, written wing/name")
+                _describe_property(prop, "wing/name")
+            if prop.get("maximum") == _UINT32_MAX:
+                del prop["maximum"]  # the proto's bound, never near what an agent asks
     for path in required_paths(cast(Descriptor, spec.argument_message.DESCRIPTOR)):
         _require(schema, path)
 
@@ -633,11 +667,7 @@ def input_schema(
         properties[_UPLOAD_BYTES] = _upload_bytes_schema()
         schema["oneOf"] = [{"required": [_UPLOAD_TEXT]}, {"required": [_UPLOAD_BYTES]}]
     if spec.store is not None:
-        properties["store"] = {
-            "type": "string",
-            "pattern": STORE_PATTERN,
-            "description": "the store's name (engram_list_stores)",
-        }
+        properties["store"] = {"type": "string", "description": "from engram_list_stores"}
         required: list[str] = schema.setdefault("required", [])
         required.insert(0, "store")
     schema["additionalProperties"] = False

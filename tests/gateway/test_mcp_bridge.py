@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from gateway.mcp.server import build_server
+from gateway.mcp.tools import parse_toolsets
 from tests.gateway.conftest import Served, Tiers, gateway_settings, served_gateway
 from tests.gateway.test_mcp import (
     DECISION,
@@ -82,8 +83,13 @@ async def test_bridge_lists_tools_and_searches(served: Served, store_name: str) 
 
     read_token = await api.token("read", store_name)
     reader = api.app.state.gateway.authenticate(read_token)
-    async with Client(build_server(lambda: api.app.state.gateway, principal=reader)) as local:
+    memory = parse_toolsets("memory")  # the gateway's default toolsets
+    async with Client(
+        build_server(lambda: api.app.state.gateway, principal=reader, toolsets=memory)
+    ) as local:
         in_process = {tool.name: tool for tool in (await local.list_tools()).tools}
+    async with Client(build_server(lambda: api.app.state.gateway, principal=reader)) as local:
+        every_tool = {tool.name for tool in (await local.list_tools()).tools}
 
     params = StdioServerParameters(
         command=BRIDGE[0],
@@ -115,9 +121,21 @@ async def test_bridge_lists_tools_and_searches(served: Served, store_name: str) 
                 "engram_add_raw_memory", {"store": store_name, "content": "a raw note"}
             )
         )
-        assert refused.startswith("permission_denied:")
+        assert refused.startswith("permission_denied:"), "an unlisted tool is still checked"
         invalid = await bridge.call_tool("engram_search", {"store": store_name, "q": "x"})
         assert isinstance(invalid, types.CallToolResult) and invalid.is_error
+
+    # ENGRAM_MCP_TOOLS asks for more: every tool the read token may use.
+    wide = StdioServerParameters(
+        command=BRIDGE[0],
+        args=BRIDGE[1:],
+        env={**_bridge_env(served.url, read_token), "ENGRAM_MCP_TOOLS": "all"},
+        cwd=str(REPO),
+    )
+    async with Client(wide, read_timeout_seconds=60) as bridge:
+        listed = {tool.name for tool in (await bridge.list_tools()).tools}
+    assert listed == every_tool and in_process.keys() < listed
+    assert "engram_get_drawer" in listed and "engram_add_drawer" not in listed, "read token"
 
 
 async def test_mcp_endpoint_needs_a_bearer_token(served: Served) -> None:
@@ -166,3 +184,30 @@ async def test_bridge_without_a_token_exits_with_a_message() -> None:
     assert status == 2
     assert "ENGRAM_TOKEN is not set" in stderr
     assert "Traceback" not in stderr
+
+
+async def test_a_connection_chooses_its_toolsets(served: Served) -> None:
+    api = served.api
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+        **await api.as_tier("admin"),
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+    async def names(query: str) -> set[str]:
+        answer = await api.client.post(f"/mcp{query}", json=listing, headers=headers)
+        assert answer.status_code == 200, answer.text
+        return {tool["name"] for tool in answer.json()["result"]["tools"]}
+
+    default = await names("")
+    assert "engram_search" in default and "engram_link_drawers" not in default
+    lifecycle = await names("?tools=lifecycle")
+    assert "engram_link_drawers" in lifecycle and "engram_search" not in lifecycle
+    assert await names("?tools=memory,lifecycle") == default | lifecycle
+    assert len(await names("?tools=all")) == len(TOOLS)
+    bogus = await api.client.post("/mcp?tools=everything", json=listing, headers=headers)
+    assert bogus.status_code in (400, 422)
+    message = bogus.json()["error"]["message"]
+    assert "unknown toolset 'everything'" in message and "memory, browse" in message

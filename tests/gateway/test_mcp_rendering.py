@@ -8,13 +8,17 @@ import json
 from functools import cache
 
 import pytest
+from mcp import Client
 from tokenizers import Tokenizer
 
 from gateway.mcp import framing
+from gateway.mcp.server import build_server
+from gateway.mcp.tools import parse_toolsets
+from gateway.settings import GatewaySettings
 from services.embedder.core import resolve_model_path
 from tests.gateway.conftest import Api
 from tests.gateway.test_drawers_search import _seed
-from tests.gateway.test_mcp import _listing, _rendered, connect
+from tests.gateway.test_mcp import _listing, _no_core, _rendered, connect
 
 QUERY = "which database keeps the invoices?"
 OFF_TOPIC = "what is the recipe for sourdough bread?"
@@ -125,3 +129,24 @@ async def test_the_framing_schema_is_taught_once_in_the_listing() -> None:
         assert not [t.name for t in tools if paragraph in (t.description or "")]
     described = sum(tokens(t.description or "") for t in tools)
     assert described <= 3000, f"{described} tokens of tool descriptions"
+
+
+async def test_the_default_listing_fits_the_agents_budget() -> None:
+    """What an agent's context holds before its first call — each listed tool's name,
+    description and input schema, and the instructions — under 3,500 tokens of the bundled
+    tokenizer with the default toolsets (measured: about 12,400 with every tool before
+    toolsets; 3,293 now)."""
+    default = parse_toolsets(GatewaySettings.model_fields["mcp_tools"].default)
+    fixed = framing.DEFAULT_MIN_SIGNATURE_CHARS
+    server = build_server(_no_core, min_signature_chars=fixed, toolsets=default)
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+        instructions = client.instructions or ""
+    shown = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in tools
+    ]
+    spent = tokens(json.dumps(shown, separators=(",", ":"), ensure_ascii=False))
+    spent += tokens(instructions)
+    assert spent < 3500, f"{spent} tokens before the first call"
+    assert {"engram_search", "engram_add_drawer_signed", "engram_prime"} <= {t.name for t in tools}
