@@ -35,7 +35,7 @@ $(INSTALLED): pyproject.toml
 
 setup: $(INSTALLED) $(PROTO_OUT) ## create .venv, install dependencies, generate protos
 
-$(PROTO_OUT): $(INSTALLED) $(PROTO_SRC) scripts/gen_protos.sh
+$(PROTO_OUT): $(INSTALLED) $(PROTO_SRC) scripts/gen_protos.sh scripts/gen_client_methods.py
 	VENV=$(VENV) bash scripts/gen_protos.sh
 	touch $@
 
@@ -151,5 +151,5 @@ soak: setup ## load test: 64 clients for 60 s, then every acknowledged write che
 	exit $$status
 
 clean: ## remove the venv and generated code
-	rm -rf $(VENV) $(CHECKOV_VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT) \
+	rm -rf $(VENV) $(CHECKOV_VENV) protos/engram/v1/*_pb2*.py protos/engram/v1/*_pb2*.pyi $(PROTO_OUT) protos/engram/client/_methods.py \
 		$(DASHBOARD)/node_modules $(DASHBOARD)/dist

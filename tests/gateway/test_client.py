@@ -240,3 +240,17 @@ def test_the_client_wheel_stands_on_its_own(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_unary_operation_is_a_typed_method_of_both_clients() -> None:
+    """Generated from the table with the protos (scripts/gen_client_methods.py)."""
+    import typing
+
+    for op in OPERATIONS.values():
+        if op.client_streaming or op.server_streaming:
+            continue
+        for cls in (AsyncClient, Client):
+            method = getattr(cls, op.name, None)
+            assert method is not None, f"{cls.__name__} has no {op.name}"
+            hints = typing.get_type_hints(method)
+            assert hints["return"].DESCRIPTOR.full_name == op.response, (cls.__name__, op.name)

@@ -1,9 +1,10 @@
 """`AsyncClient`: Engram's public API from asyncio code.
 
 Every operation of `engram.v1.Engram` is one call, named as the operation table names it
-(``"search"``, ``"add_drawer_signed"``, ``"list_drawers"``) and taking its request message (or
-the request's fields as keywords); the answer is the response message. Nothing here lists the
-operations: a new RPC on the service is callable as soon as its protos are generated.
+(``client.search(...)``, ``client.call("add_drawer_signed", ...)``) and taking its request
+message (or the request's fields as keywords); the answer is the response message. Nothing
+here lists the operations: the typed methods are generated from the table with the protos
+(`scripts/gen_client_methods.py`), so a new RPC is callable as soon as `make protos` ran.
 
 Transports: gRPC to the gateway's public port first; REST (`/v1`) when no gRPC address is
 given, or as the fallback when the gRPC port cannot be reached (a refusal by the stack is never
@@ -31,6 +32,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from engram.client._grpc import GrpcTransport
+from engram.client._methods import AsyncOperations
 from engram.client._rest import RestTransport
 from engram.client.errors import OVERLOADED, UNAVAILABLE, EngramError
 from engram.operations import OPERATIONS, Operation, message_class
@@ -122,7 +124,7 @@ def _may_retry(op: Operation, error: EngramError) -> bool:
     return error.code == UNAVAILABLE and (op.effect == "reads" or op.idempotent)
 
 
-class AsyncClient:
+class AsyncClient(AsyncOperations):
     """Engram's public API over gRPC (REST as the fallback); see the module docstring.
 
     ``AsyncClient(grpc="127.0.0.1:50050", rest="http://127.0.0.1:8080", token=...)``; either
@@ -251,18 +253,6 @@ class AsyncClient:
             raise TypeError(f"{op.name} does not stream its request: use call()")
         deadline = deadline_s if deadline_s is not None else self.stream_timeout_s
         return await self._attempt(op, lambda t: t.client_stream(op, requests, deadline))
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        """``client.search(store="demo", query="…")`` for ``client.call("search", …)``."""
-        op = OPERATIONS.get(name)
-        if op is None or op.client_streaming or op.server_streaming:
-            raise AttributeError(name)
-
-        async def bound(request: Message | None = None, /, **fields: Any) -> Any:
-            return await self.call(name, request, **fields)
-
-        bound.__name__ = name
-        return bound
 
     # ------------------------------------------------------------ conveniences
 

@@ -17,14 +17,14 @@ from typing import Any, BinaryIO, TypeVar
 
 from google.protobuf.message import Message
 
+from engram.client._methods import Operations
 from engram.client.aio import AsyncClient
-from engram.operations import OPERATIONS
 from engram.v1 import corpus_pb2, retrieval_pb2
 
 T = TypeVar("T")
 
 
-class Client:
+class Client(Operations):
     """Engram's public API, blocking; see `AsyncClient` for the arguments."""
 
     def __init__(self, **options: Any) -> None:
@@ -77,9 +77,17 @@ class Client:
     def transport(self) -> str:
         return self._async.transport
 
-    def call(self, name: str, request: Message | None = None, /, **fields: Any) -> Any:
+    def call(
+        self,
+        name: str,
+        request: Message | None = None,
+        /,
+        *,
+        deadline_s: float | None = None,
+        **fields: Any,
+    ) -> Any:
         """One unary operation (see `AsyncClient.call`)."""
-        return self._run(self._async.call(name, request, **fields))
+        return self._run(self._async.call(name, request, deadline_s=deadline_s, **fields))
 
     def stream(self, name: str, request: Message | None = None, /, **fields: Any) -> Iterator[Any]:
         return self._iterate(self._async.stream(name, request, **fields))
@@ -112,18 +120,6 @@ class Client:
 
     def export_drawers(self, store: str) -> Iterator[bytes]:
         return self._iterate(self._async.export_drawers(store))
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        """``client.search(store="demo", query="…")`` for ``client.call("search", …)``."""
-        op = OPERATIONS.get(name)
-        if op is None or op.client_streaming or op.server_streaming:
-            raise AttributeError(name)
-
-        def bound(request: Message | None = None, /, **fields: Any) -> Any:
-            return self.call(name, request, **fields)
-
-        bound.__name__ = name
-        return bound
 
     def close(self) -> None:
         if self._closed:
