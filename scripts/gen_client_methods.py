@@ -51,6 +51,24 @@ def _method(op: Operation, *, sync: bool) -> list[str]:
     ]
 
 
+def _call_stub(*, sync: bool) -> list[str]:
+    """The client's `call`, declared for the type checker: the methods go through it."""
+    return [
+        "    if TYPE_CHECKING:",
+        "",
+        f"        {'' if sync else 'async '}def call(",
+        "            self,",
+        "            name: str,",
+        "            request: Message | None = None,",
+        "            /,",
+        "            *,",
+        "            deadline_s: float | None = None,",
+        "            **fields: Any,",
+        "        ) -> Any: ...",
+        "",
+    ]
+
+
 def render() -> str:
     unary = [
         op
@@ -75,18 +93,7 @@ def render() -> str:
         "class AsyncOperations:",
         '    """Every unary operation as an `AsyncClient` method."""',
         "",
-        "    if TYPE_CHECKING:",
-        "",
-        "        async def call(",
-        "            self,",
-        "            name: str,",
-        "            request: Message | None = None,",
-        "            /,",
-        "            *,",
-        "            deadline_s: float | None = None,",
-        "            **fields: Any,",
-        "        ) -> Any: ...",
-        "",
+        *_call_stub(sync=False),
     ]
     for op in unary:
         lines += _method(op, sync=False)
@@ -95,18 +102,7 @@ def render() -> str:
         "class Operations:",
         '    """Every unary operation as a blocking `Client` method."""',
         "",
-        "    if TYPE_CHECKING:",
-        "",
-        "        def call(",
-        "            self,",
-        "            name: str,",
-        "            request: Message | None = None,",
-        "            /,",
-        "            *,",
-        "            deadline_s: float | None = None,",
-        "            **fields: Any,",
-        "        ) -> Any: ...",
-        "",
+        *_call_stub(sync=True),
     ]
     for op in unary:
         lines += _method(op, sync=True)

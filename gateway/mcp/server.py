@@ -253,13 +253,15 @@ async def _chunks(data: bytes, size: int = 1 << 20) -> AsyncIterator[bytes]:
         yield data[start : start + size]
 
 
-def _principal_of_request(ctx: ServerRequestContext[Any, Any]) -> Principal | None:
+def _from_scope(ctx: ServerRequestContext[Any, Any], key: str) -> Any:
+    """What the HTTP endpoint put in the request's scope under `key` (None in-process)."""
     scope = getattr(ctx.request, "scope", None)
-    if isinstance(scope, dict):
-        principal = scope.get(PRINCIPAL_SCOPE_KEY)
-        if isinstance(principal, Principal):
-            return principal
-    return None
+    return scope.get(key) if isinstance(scope, dict) else None
+
+
+def _principal_of_request(ctx: ServerRequestContext[Any, Any]) -> Principal | None:
+    principal = _from_scope(ctx, PRINCIPAL_SCOPE_KEY)
+    return principal if isinstance(principal, Principal) else None
 
 
 def build_server(
@@ -282,12 +284,8 @@ def build_server(
 
 
 def _toolsets_of_request(ctx: ServerRequestContext[Any, Any]) -> frozenset[str] | None:
-    scope = getattr(ctx.request, "scope", None)
-    if isinstance(scope, dict):
-        chosen = scope.get(TOOLSETS_SCOPE_KEY)
-        if isinstance(chosen, frozenset):
-            return chosen
-    return None
+    chosen = _from_scope(ctx, TOOLSETS_SCOPE_KEY)
+    return chosen if isinstance(chosen, frozenset) else None
 
 
 def _server(

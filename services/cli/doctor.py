@@ -1,6 +1,6 @@
 """`engram doctor [STORE ...] [--repair]`: ask a running stack to compare each store's engines
-with each other (the public CheckStore operation, `POST /v1/stores/{store}:check`), and say
-what it found in plain words.
+with each other (the public CheckStore operation, `POST /v1/stores/{store}:check`, through the
+client library), and say what it found in plain words.
 
 Exit status: 0 when every store is clean (or every finding was repaired), 1 when drift is
 left, 2 when the stack could not be asked.
@@ -13,9 +13,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-import httpx
+from engram.client import Client, EngramError
 from engram.v1 import gateway_pb2
-from google.protobuf import json_format
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 # A check reads every drawer, chunk and keyword row of a store: minutes on a very large one.
@@ -57,23 +56,21 @@ def left_over(report: gateway_pb2.StoreDoctorReport) -> int:
     return int(report.drift - report.repaired)
 
 
-Post = Callable[[str, dict[str, object]], httpx.Response]
+Check = Callable[[str, bool], gateway_pb2.StoreDoctorReport]
 
 
 def check_stores(
-    stores: Sequence[str], repair: bool, post: Post, out: Callable[[str], None]
+    stores: Sequence[str], repair: bool, check: Check, out: Callable[[str], None]
 ) -> int:
-    """Check each store in turn through `post` (path, JSON body); the exit status."""
+    """Check each store in turn through `check` (store, repair); the exit status."""
     status = 0
     for store in stores:
-        answer = post(f"/v1/stores/{store}:check", {"repair": repair})
-        if answer.status_code != 200:
-            out(f"{store}: the stack refused the check ({answer.status_code}): {answer.text}")
+        try:
+            report = check(store, repair)
+        except EngramError as error:
+            out(f"{store}: the stack refused the check: {error}")
             status = 2
             continue
-        report = json_format.ParseDict(
-            answer.json(), gateway_pb2.StoreDoctorReport(), ignore_unknown_fields=True
-        )
         out(render(report, repair=repair))
         if left_over(report):
             status = max(status, 1)
@@ -82,26 +79,22 @@ def check_stores(
 
 def run_doctor(args: argparse.Namespace, token: str) -> int:
     url = args.url or os.environ.get("ENGRAM_URL", DEFAULT_URL)
-    headers = {"Authorization": f"Bearer {token}"}
     try:
-        with httpx.Client(base_url=url, headers=headers, timeout=TIMEOUT_S) as client:
+        with Client(rest=url, token=token, timeout_s=TIMEOUT_S) as client:
             stores = list(args.store)
             if not stores:
-                listed = client.get("/v1/stores")
-                if listed.status_code != 200:
-                    print(f"could not list the stores ({listed.status_code}): {listed.text}")
-                    return 2
-                stores = [s["spec"]["name"] for s in listed.json()["stores"] if s.get("open")]
+                listed = client.list_stores()
+                stores = [info.spec.name for info in listed.stores if info.open]
                 if not stores:
                     print("no open store to check (this token sees none)")
                     return 0
 
-            def post(path: str, body: dict[str, object]) -> httpx.Response:
-                return client.post(path, json=body)
+            def check(store: str, repair: bool) -> gateway_pb2.StoreDoctorReport:
+                return client.check_store(store=store, repair=repair)
 
-            return check_stores(stores, args.repair, post, print)
-    except httpx.HTTPError as error:
-        print(f"engram doctor: cannot reach the stack at {url}: {error}", file=sys.stderr)
+            return check_stores(stores, args.repair, check, print)
+    except EngramError as error:
+        print(f"engram doctor: cannot ask the stack at {url}: {error}", file=sys.stderr)
         return 2
 
 

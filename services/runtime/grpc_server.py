@@ -125,6 +125,24 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             self._metrics.observe(method, "INTERNAL", _since(started))
             await _abort_internal(context, method, error)
 
+    async def _ended(
+        self,
+        span: Any,
+        context: grpc.aio.ServicerContext[Any, Any],
+        method: str,
+        started: float,
+        error: BaseException,
+    ) -> None:
+        """A call that did not end OK: its span and metric, then its status (re-raised when
+        the servicer already aborted it)."""
+        if isinstance(error, grpc.aio.AbortError):
+            code = _context_code(context)
+            failed(span, code)
+            self._metrics.observe(method, code, _since(started))
+            raise error
+        failed(span, _code_of(error))
+        await self._fail(context, method, started, error)
+
     def _wrap_unary(
         self, behaviour: Callable[..., Any], method: str, traced: str
     ) -> Callable[..., Any]:
@@ -133,14 +151,8 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             with server_span(traced, context.invocation_metadata()) as span:
                 try:
                     result = await behaviour(_checked(request), context)
-                except grpc.aio.AbortError:
-                    code = _context_code(context)
-                    failed(span, code)
-                    self._metrics.observe(method, code, _since(started))
-                    raise
                 except Exception as error:  # the top-level handler of every RPC
-                    failed(span, _code_of(error))
-                    await self._fail(context, method, started, error)
+                    await self._ended(span, context, method, started, error)
                     return None
             self._metrics.observe(method, "OK", _since(started))
             return result
@@ -158,14 +170,8 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
                 try:
                     async for item in behaviour(_checked(request), context):
                         yield item
-                except grpc.aio.AbortError:
-                    code = _context_code(context)
-                    failed(span, code)
-                    self._metrics.observe(method, code, _since(started))
-                    raise
                 except Exception as error:  # the top-level handler of every RPC
-                    failed(span, _code_of(error))
-                    await self._fail(context, method, started, error)
+                    await self._ended(span, context, method, started, error)
                     return
             self._metrics.observe(method, "OK", _since(started))
 

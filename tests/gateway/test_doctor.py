@@ -75,9 +75,9 @@ async def test_the_cli_reports_a_clean_store_and_a_refusal(
         assert status == 0 and f"{store_name}: no drift" in said, "no store named: every one"
 
         status, said = await asyncio.to_thread(_doctor, served.url, ["no-such-store"], repair=False)
-        assert status == 2 and "no-such-store: the stack refused the check (404)" in said
+        assert status == 2 and "no-such-store: the stack refused the check: not_found" in said
 
         status, said = await asyncio.to_thread(
             _doctor, served.url, [store_name], repair=False, token="not-a-token"
         )
-        assert status == 2 and "(401)" in said
+        assert status == 2 and "refused the check: unauthenticated" in said

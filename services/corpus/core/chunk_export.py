@@ -307,13 +307,20 @@ def _chatgpt_events(
     return events
 
 
-def _chatgpt(element: Element, name: str, report: ChunkReport) -> Conversation:
+def _conversation(element: Element, name: str, key: str, kind: type, service: str) -> Any:
+    """The conversation object and its `key` field (of `kind`), or InvalidInput saying why."""
     value = element.value
     if not isinstance(value, dict):
         raise _invalid(name, element, "is not an object")
-    mapping = value.get("mapping")
-    if not isinstance(mapping, dict):
-        raise _invalid(name, element, "has no 'mapping' object (not a ChatGPT conversation)")
+    found = value.get(key)
+    if not isinstance(found, kind):
+        shape = "object" if kind is dict else "list"
+        raise _invalid(name, element, f"has no {key!r} {shape} (not a {service} conversation)")
+    return value, found
+
+
+def _chatgpt(element: Element, name: str, report: ChunkReport) -> Conversation:
+    value, mapping = _conversation(element, name, "mapping", dict, "ChatGPT")
     created = when_of(value.get("create_time"))
     try:
         events = _chatgpt_events(_chatgpt_path(mapping, value.get("current_node")), created, report)
@@ -350,12 +357,7 @@ def _claude_blocks(message: dict[str, Any], report: ChunkReport) -> tuple[str, l
 
 
 def _claude(element: Element, name: str, report: ChunkReport) -> Conversation:
-    value = element.value
-    if not isinstance(value, dict):
-        raise _invalid(name, element, "is not an object")
-    messages = value.get("chat_messages")
-    if not isinstance(messages, list):
-        raise _invalid(name, element, "has no 'chat_messages' list (not a Claude conversation)")
+    value, messages = _conversation(element, name, "chat_messages", list, "Claude")
     created = when_of(value.get("created_at"))
     events: list[Event] = []
     for number, message in enumerate(messages, 1):
