@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from engram.client import Client
-from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, retrieval_pb2
+from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, gateway_pb2, retrieval_pb2
 
 from services.cli.connect import (
     EXIT_OK,
@@ -25,6 +25,13 @@ JOB_ENDED_WELL = common_pb2.JOB_STATE_DONE
 
 
 def _stores(args: argparse.Namespace, client: Client) -> int:
+    if args.create:
+        spec = gateway_pb2.StoreSpec(name=args.create, description=args.description or "")
+        if args.mode == "companion":
+            spec.deployment_mode = common_pb2.DEPLOYMENT_MODE_COMPANION
+        created = client.create_store(spec=spec)
+        emit(args, created, lambda: f"created {created.spec.name} ({args.mode} mode)")
+        return EXIT_OK
     answer = client.list_stores()
     if args.json:
         for info in answer.stores:
@@ -42,18 +49,23 @@ def _stores(args: argparse.Namespace, client: Client) -> int:
     return EXIT_OK
 
 
+def _indented(text: str) -> str:
+    return "\n".join("   " + line for line in text.splitlines())
+
+
 def _hit_text(hit: retrieval_pb2.SearchHit) -> str:
     header = hit.header or f"[{hit.drawer.memory_type} · {hit.drawer.room}]"
-    return f"{hit.rank or ''}. {header} ({hit.score:.3f})\n   {hit.drawer.content}"
+    return f"{hit.rank or ''}. {header} ({hit.score:.3f})\n{_indented(hit.drawer.content)}"
 
 
 def _raw_hit_text(number: int, hit: corpus_pb2.RawHit) -> str:
     chunk = hit.chunk
-    where = chunk.session_id + (f" #{chunk.ordinal}" if chunk.session_id else "")
-    title = chunk.attributes.get("conversation_title", "")
-    return f"{number}. [{chunk.origin_kind} · {where}{' · ' + title if title else ''}] " + (
-        f"({hit.score:.3f})\n   {chunk.content}"
-    )
+    place = chunk.attributes.get("conversation_title", "") or " › ".join(chunk.heading_path)
+    if chunk.line_start:
+        place += f" (lines {chunk.line_start}–{chunk.line_end})"
+    where = f"{chunk.session_id} #{chunk.ordinal}" + (f" · {place.strip()}" if place else "")
+    head = f"{number}. [{chunk.origin_kind} · {where}] ({hit.score:.3f})"
+    return f"{head}\n{_indented(chunk.content)}"
 
 
 def _search(args: argparse.Namespace, client: Client) -> int:
@@ -179,7 +191,10 @@ def _jobs(args: argparse.Namespace, client: Client) -> int:
 
 
 def add_memory_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    stores = sub.add_parser("stores", help="list the stores this token sees")
+    stores = sub.add_parser("stores", help="list the stores this token sees; --create one")
+    stores.add_argument("--create", metavar="NAME", help="create a store (admin token)")
+    stores.add_argument("--mode", choices=("default", "companion"), default="default")
+    stores.add_argument("--description", help="what the new store holds")
     add_connection_arguments(stores)
     stores.set_defaults(func=lambda a: run_command("stores", a, lambda c: _stores(a, c)))
 

@@ -137,6 +137,9 @@ async def test_add_search_stores_export_and_jobs(cli: Cli, store_name: str, tmp_
     )
     assert status == 0 and "cap staging at 50 requests" in out and "intent:" in out
 
+    fresh = store_name + "-new"
+    created = await cli.json("stores", "--create", fresh, "--mode", "companion")
+    assert created["spec"]["deployment_mode"] == "DEPLOYMENT_MODE_COMPANION"
     stores = await cli.json("stores")
     mine = [
         s
