@@ -8,9 +8,11 @@ into ``--folder``), ``drawers`` (a JSONL file of drawers, as `engram export` wri
 
 Files go up (the corpus detects each kind), then one ingest job per 1,000 files chunks and
 embeds them, followed with a progress line. A re-run sends only what changed
-(`import_plan.plan_sync`). An export is read whole before anything is sent, so a malformed one
-is refused with the line and conversation at fault and nothing is stored; if its ingest fails,
-the files this run sent are deleted again, so an export lands whole or not at all.
+(`import_plan.plan_sync`); `--watch SECONDS` re-runs it on its own, so a vault (or a session
+folder) stays in step while the command runs. An export is read whole before anything is
+sent, so a malformed one is refused with the line and conversation at fault and nothing is
+stored; if its ingest fails, the files this run sent are deleted again, so an export lands
+whole or not at all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -133,9 +136,15 @@ def _apply(args: argparse.Namespace, client: Client, plan: SyncPlan) -> list[str
     for gone in plan.remove:
         client.delete_file(store=args.store, file_id=gone.id, delete_raw=True)
     sent = []
+    redraw = sys.stderr.isatty() and not args.json
     for number, file in enumerate(plan.to_send, 1):
         sent.append(_send(client, args.store, file))
-        _say(args, f"sent {number}/{len(plan.to_send)}: {file.key}")
+        line = f"sent {number}/{len(plan.to_send)}: {file.key}"
+        if redraw:  # one line, redrawn: a folder of thousands of sessions stays readable
+            end = "\n" if number == len(plan.to_send) else ""
+            print(f"\r\x1b[2K{line}", end=end, file=sys.stderr, flush=True)
+        else:
+            _say(args, line)
     return sent
 
 
@@ -203,10 +212,25 @@ def _run(args: argparse.Namespace, client: Client) -> int:
     try:
         if args.kind == "drawers":
             return _import_drawers(args, client)
-        return _import_files(args, client)
+        if not args.watch:
+            return _import_files(args, client)
+        return _watch(args, client)
     except InvalidInput as error:
         print(f"engram import: {error.message}", file=sys.stderr)
         return EXIT_REFUSED
+
+
+def _watch(args: argparse.Namespace, client: Client) -> int:
+    """Keep the store in step: the same import again every `--watch` seconds (each round sends
+    only what changed), until interrupted or `--rounds` are done."""
+    status = EXIT_OK
+    rounds = 0
+    while True:
+        status = max(status, _import_files(args, client))
+        rounds += 1
+        if args.rounds and rounds >= args.rounds:
+            return status
+        time.sleep(args.watch)
 
 
 def add_import_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -224,6 +248,13 @@ def add_import_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     imports.add_argument("--name", help="the vault's name in the catalog (default: its folder)")
     imports.add_argument("--replace", action="store_true", help="drawers: overwrite same ids")
     imports.add_argument("--no-wait", action="store_true", help="queue the ingest, do not follow")
+    imports.add_argument(
+        "--watch",
+        type=float,
+        metavar="SECONDS",
+        help="keep in step: import again every SECONDS (only changes are sent) until Ctrl-C",
+    )
+    imports.add_argument("--rounds", type=int, default=0, help="with --watch: stop after N")
     add_connection_arguments(imports)
     imports.set_defaults(
         func=lambda a: run_command("import", a, lambda c: _run(a, c), stream_timeout_s=3600)

@@ -124,6 +124,11 @@ async def test_a_vault_is_kept_in_step(cli: Cli, store_name: str, tmp_path: Path
     hits = await cli.json("search", store_name, "which tomato plants get staked?", "--raw")
     assert "Roma" in hits["results"][0]["chunk"]["content"]
 
+    # --watch repeats the import; with nothing changed, each round sends nothing.
+    watch = ("--watch", "0.1", "--rounds", "2")
+    rounds = await cli.json("import", store_name, "vault", str(vault), *watch)
+    assert [r["unchanged"] for r in rounds] == [1, 1] and [r["jobs"] for r in rounds] == [[], []]
+
 
 async def test_add_search_stores_export_and_jobs(cli: Cli, store_name: str, tmp_path: Path) -> None:
     status, out, err = await cli(

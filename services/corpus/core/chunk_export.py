@@ -168,6 +168,8 @@ class _ArrayReader:
             try:
                 value, end = decoder.raw_decode(self._buf)
                 break
+            except RecursionError:
+                raise self._fail("nested too deeply to read", element=index) from None
             except json.JSONDecodeError as error:
                 if self._fill():
                     self._read = min(self._read * 2, 16 << 20)
@@ -182,7 +184,10 @@ class _ArrayReader:
         if replaced:
             self._report.invalid_utf8_replacements += replaced
             clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            value = json.loads(clean)
+            try:
+                value = json.loads(clean)
+            except RecursionError:
+                raise self._fail("nested too deeply to read", element=index) from None
         self._read = READ_BYTES
         return Element(index, value, Place(start_byte, self._byte, start_line, self._line))
 

@@ -84,8 +84,12 @@ class JsonlShape:
 
 
 def _parse(line: SourceLine) -> Any:
-    """The JSON value of a line; raises ValueError when it is not JSON."""
-    return json.loads(line.text)
+    """The JSON value of a line; raises ValueError when it is not JSON (or nests too deeply
+    for the parser: a hostile line is a malformed one, not a crash)."""
+    try:
+        return json.loads(line.text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def sniff_jsonl(lines: Iterable[SourceLine]) -> tuple[JsonlShape, Iterator[SourceLine]]:

@@ -142,6 +142,16 @@ def test_a_malformed_export_names_the_conversation_and_line(body: bytes, message
     assert message in raised.value.message
 
 
+def test_a_hostile_nesting_is_refused_not_crashed_on() -> None:
+    deep = b"[" * 200_000 + b"]" * 200_000
+    body = b'[{"title": "t", "create_time": 1, "current_node": null, "mapping": {}, "x": '
+    with pytest.raises(
+        InvalidInput, match=r"nested too deeply to read at line 1 \(conversation 1\)"
+    ):
+        list(chunk_export(io.BytesIO(body + deep + b"}]"), export="chatgpt", name="c.json",
+                          report=ChunkReport()))  # fmt: skip
+
+
 def test_the_line_of_a_syntax_error_is_the_line_in_the_file() -> None:
     body = b'[\n{"title": "a", "mapping": {}, "create_time": 1},\n{"title": "b",,}\n]'
     with pytest.raises(InvalidInput) as raised:

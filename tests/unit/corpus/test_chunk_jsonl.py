@@ -229,3 +229,15 @@ def test_an_oversized_record_is_skipped_and_counted() -> None:
     _, chunks = chunk_jsonl_file(lines, report=report)
     assert [c.content for c in chunks] == ["User: short"]
     assert report.oversized_lines == 1
+
+
+def test_a_line_nested_too_deeply_is_a_malformed_line_not_a_crash() -> None:
+    hostile = b"[" * 100_000 + b"]" * 100_000
+    body = (
+        b'{"role": "user", "content": "hi"}\n'
+        + hostile
+        + b'\n{"role": "assistant", "content": "hello"}\n'
+    )
+    _, _, chunks, report = _run(body)
+    assert [c.content for c in chunks] == ["User: hi\nAssistant: hello"]
+    assert report.malformed_lines == 1
