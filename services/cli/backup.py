@@ -1,6 +1,6 @@
 """`engram backup STORE [DIR]` and `engram restore FILE [--as NAME]`: a running stack's store to
-one archive file and back (the public BackupStore / RestoreStore operations,
-`GET /v1/stores/{store}:backup` and `POST /v1/stores/{name}:restore`).
+one archive file and back, through the client library (the public BackupStore / RestoreStore
+operations, `GET /v1/stores/{store}:backup` and `POST /v1/stores/{name}:restore`).
 
 Exit status: 0 done, 1 refused by the stack (it says why), 2 the stack could not be asked.
 """
@@ -9,66 +9,49 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
+from engram.client import Client, EngramError
 
 from services.cli.doctor import DEFAULT_URL
 
 # A backup of a large store takes a while to gather before the first byte comes.
 TIMEOUT_S = 3600.0
-PIECE_BYTES = 1 << 20
 ARCHIVE_SUFFIX = ".engram.tar"
 
 
-def _client(args: argparse.Namespace, token: str) -> httpx.Client:
+def _client(args: argparse.Namespace, token: str) -> Client:
     url = args.url or os.environ.get("ENGRAM_URL", DEFAULT_URL)
-    return httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT_S
-    )
+    return Client(rest=url, token=token, timeout_s=TIMEOUT_S, stream_timeout_s=TIMEOUT_S)
 
 
-def _refused(answer: httpx.Response) -> str:
-    try:
-        return str(answer.json()["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return answer.text[:500]
+def archive_name(store: str, at: datetime | None = None) -> str:
+    """`<store>-<UTC time>.engram.tar`, the name the gateway's REST download gives too."""
+    stamp = (at or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{store}-{stamp}{ARCHIVE_SUFFIX}"
 
 
 def run_backup(args: argparse.Namespace, token: str) -> int:
     folder: Path = args.dir
     folder.mkdir(parents=True, exist_ok=True)
+    target = folder / archive_name(args.store)
+    partial = target.with_name(target.name + ".partial")
     try:
-        with (
-            _client(args, token) as client,
-            client.stream("GET", f"/v1/stores/{args.store}:backup") as answer,
-        ):
-            if answer.status_code != 200:
-                answer.read()
-                print(f"engram backup: {args.store}: {_refused(answer)}", file=sys.stderr)
-                return 1
-            disposition = answer.headers.get("content-disposition", "")
-            named = re.search(r'filename="([^"/\\]+)"', disposition)
-            target = folder / (named.group(1) if named else f"{args.store}{ARCHIVE_SUFFIX}")
-            partial = target.with_name(target.name + ".partial")
-            with partial.open("wb") as out:
-                for piece in answer.iter_bytes(PIECE_BYTES):
-                    out.write(piece)
-            partial.replace(target)  # a download cut short never looks like a backup
-    except httpx.HTTPError as error:
-        print(f"engram backup: cannot reach the stack: {error}", file=sys.stderr)
-        return 2
+        with _client(args, token) as client, partial.open("wb") as out:
+            for piece in client.backup_store(args.store):
+                out.write(piece)
+    except EngramError as error:
+        partial.unlink(missing_ok=True)
+        reached = not error.unreachable
+        what = f"{args.store}: {error}" if reached else f"cannot reach the stack: {error}"
+        print(f"engram backup: {what}", file=sys.stderr)
+        return 1 if reached else 2
+    partial.replace(target)  # a download cut short never looks like a backup
     print(f"{args.store} → {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return 0
-
-
-def _pieces(path: Path) -> Iterator[bytes]:
-    with path.open("rb") as body:
-        while piece := body.read(PIECE_BYTES):
-            yield piece
 
 
 def run_restore(args: argparse.Namespace, token: str) -> int:
@@ -79,17 +62,12 @@ def run_restore(args: argparse.Namespace, token: str) -> int:
     name = args.as_name or archive.name.split(ARCHIVE_SUFFIX)[0].rsplit("-", 1)[0]
     try:
         with _client(args, token) as client:
-            answer = client.post(
-                f"/v1/stores/{name}:restore",
-                content=_pieces(archive),
-                headers={"content-type": "application/x-tar"},
-            )
-    except httpx.HTTPError as error:
-        print(f"engram restore: cannot reach the stack: {error}", file=sys.stderr)
-        return 2
-    if answer.status_code != 201:
-        print(f"engram restore: {name}: {_refused(answer)}", file=sys.stderr)
-        return 1
+            client.restore_store(name, archive)
+    except EngramError as error:
+        reached = not error.unreachable
+        what = f"{name}: {error}" if reached else f"cannot reach the stack: {error}"
+        print(f"engram restore: {what}", file=sys.stderr)
+        return 1 if reached else 2
     print(f"restored {archive} as store {name}")
     return 0
 

@@ -123,6 +123,27 @@ async def test_export_then_import_moves_every_drawer(client: AsyncClient, store_
     assert len(listed.drawers) == 1
 
 
+async def test_a_backup_restores_as_a_new_store(
+    client: AsyncClient, store_name: str, tmp_path: Path
+) -> None:
+    await client.create_store(spec={"name": store_name})
+    await client.add_drawer_signed(
+        _signed("Ledger is the billing service's name."), store=store_name
+    )
+    archive = tmp_path / "store.engram.tar"
+    archive.write_bytes(b"".join([piece async for piece in client.backup_store(store_name)]))
+    assert archive.stat().st_size > 1024
+    restored = await client.restore_store(store_name + "-copy", archive)
+    assert restored.spec.name == store_name + "-copy"
+    copied = await client.list_drawers(store=store_name + "-copy")
+    assert [d.content for d in copied.drawers] == [
+        d.content for d in (await client.list_drawers(store=store_name)).drawers
+    ]
+    with pytest.raises(EngramError) as taken:
+        await client.restore_store(store_name, archive)
+    assert taken.value.code == "conflict", taken.value
+
+
 async def test_refusals_are_one_error_with_the_stacks_code(
     client: AsyncClient, store_name: str
 ) -> None:

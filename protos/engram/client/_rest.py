@@ -1,8 +1,8 @@
 """REST transport: the gateway's `/v1` routes. Plain operations follow the route their RPC
 declares (`(engram.v1.operation).http`: method, path, query fields or a JSON body); the
-streamed ones the gateway writes by hand (uploads, JSONL import and export, job events) are
-spelled out here. Requests and answers are the proto3 JSON mapping of the same messages, so a
-caller never sees which transport carried them."""
+streamed ones the gateway writes by hand (uploads, JSONL import and export, job events,
+backups and restores) are spelled out here. Requests and answers are the proto3 JSON mapping
+of the same messages, so a caller never sees which transport carried them."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from google.protobuf.message import Message
 
 from engram.client.errors import UNAVAILABLE, UNSUPPORTED, EngramError
 from engram.operations import HttpRoute, Operation, message_class
-from engram.v1 import common_pb2, corpus_pb2, retrieval_pb2
+from engram.v1 import common_pb2, corpus_pb2, gateway_pb2, retrieval_pb2
 
 JSONL: Final = "application/x-ndjson"
+STREAM_PIECE_BYTES: Final = 1 << 20
 
 
 def _to_json(message: Message) -> dict[str, Any]:
@@ -198,6 +199,23 @@ class RestTransport:
                 content_type=JSONL,
             )
             return _parse(answer, retrieval_pb2.ImportDrawersResponse())
+        if op.rpc == "RestoreStore":
+            assert isinstance(first, common_pb2.ArchiveChunk)
+            name = quote(first.store.name, safe="")
+
+            async def archive() -> AsyncIterator[bytes]:
+                yield first.data
+                async for chunk in stream:
+                    yield chunk.data  # type: ignore[attr-defined]
+
+            answer = await self._send(
+                "POST",
+                f"/v1/stores/{name}:restore",
+                deadline_s,
+                content=archive(),
+                content_type="application/x-tar",
+            )
+            return _parse(answer, gateway_pb2.StoreInfo())
         raise EngramError(UNSUPPORTED, f"{op.name} streams its request: use gRPC")
 
     async def server_stream(
@@ -208,18 +226,26 @@ class RestTransport:
             async for event in self._events(path, deadline_s):
                 yield _parse(event, common_pb2.Job())
             return
-        if op.rpc == "ExportDrawers":
+        if op.rpc in ("ExportDrawers", "BackupStore"):
             store = quote(_store_of(request), safe="")
-            path = f"/v1/stores/{store}/drawers:export"
-            async with self._client.stream(
-                "GET", path, headers=self._headers, timeout=deadline_s
-            ) as answer:
-                if answer.status_code >= 400:
-                    await answer.aread()
-                    raise _refusal(answer)
-                async for line in answer.aiter_lines():
-                    if line.strip():
-                        yield retrieval_pb2.ExportDrawersChunk(jsonl=(line + "\n").encode())
+            backup = op.rpc == "BackupStore"
+            path = f"/v1/stores/{store}:backup" if backup else f"/v1/stores/{store}/drawers:export"
+            try:
+                async with self._client.stream(
+                    "GET", path, headers=self._headers, timeout=deadline_s
+                ) as answer:
+                    if answer.status_code >= 400:
+                        await answer.aread()
+                        raise _refusal(answer)
+                    if backup:
+                        async for piece in answer.aiter_bytes(STREAM_PIECE_BYTES):
+                            yield common_pb2.ArchiveChunk(data=piece)
+                        return
+                    async for line in answer.aiter_lines():
+                        if line.strip():
+                            yield retrieval_pb2.ExportDrawersChunk(jsonl=(line + "\n").encode())
+            except httpx.HTTPError as error:
+                raise EngramError(UNAVAILABLE, f"GET {self.address}{path}: {error}") from None
             return
         raise EngramError(UNSUPPORTED, f"{op.name} streams its answer: use gRPC")
 

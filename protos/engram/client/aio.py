@@ -367,6 +367,30 @@ class AsyncClient(AsyncOperations):
         async for chunk in self.stream("export_drawers", store=store):
             yield chunk.jsonl
 
+    async def backup_store(self, store: str) -> AsyncIterator[bytes]:
+        """One archive of the store (every tier's snapshot), a piece at a time (admin)."""
+        async for chunk in self.stream("backup_store", store=store):
+            yield chunk.data
+
+    async def restore_store(
+        self, name: str, archive: Path | AsyncIterable[bytes], *, deadline_s: float | None = None
+    ) -> Any:
+        """A new store `name` from an archive `backup_store` wrote (admin); its StoreInfo."""
+
+        async def pieces() -> AsyncIterator[common_pb2.ArchiveChunk]:
+            first = common_pb2.ArchiveChunk()
+            first.store.name = name
+            yield first
+            if isinstance(archive, Path):
+                with archive.open("rb") as body:
+                    while piece := body.read(UPLOAD_PIECE_BYTES):
+                        yield common_pb2.ArchiveChunk(data=piece)
+            else:
+                async for piece in archive:
+                    yield common_pb2.ArchiveChunk(data=piece)
+
+        return await self.send_stream("restore_store", pieces(), deadline_s=deadline_s)
+
     async def aclose(self) -> None:
         for transport in self._transports:
             await transport.aclose()

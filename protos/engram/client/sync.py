@@ -121,6 +121,12 @@ class Client(Operations):
     def export_drawers(self, store: str) -> Iterator[bytes]:
         return self._iterate(self._async.export_drawers(store))
 
+    def backup_store(self, store: str) -> Iterator[bytes]:
+        return self._iterate(self._async.backup_store(store))
+
+    def restore_store(self, name: str, archive: Path) -> Any:
+        return self._run(self._async.restore_store(name, archive))
+
     def close(self) -> None:
         if self._closed:
             return
