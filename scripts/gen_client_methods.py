@@ -90,22 +90,15 @@ def render() -> str:
         "    from google.protobuf.message import Message",
         "",
         "",
-        "class AsyncOperations:",
-        '    """Every unary operation as an `AsyncClient` method."""',
-        "",
-        *_call_stub(sync=False),
     ]
-    for op in unary:
-        lines += _method(op, sync=False)
-    lines += [
-        "",
-        "class Operations:",
-        '    """Every unary operation as a blocking `Client` method."""',
-        "",
-        *_call_stub(sync=True),
-    ]
-    for op in unary:
-        lines += _method(op, sync=True)
+    for sync, name, face in (
+        (False, "AsyncOperations", "an `AsyncClient`"),
+        (True, "Operations", "a blocking `Client`"),
+    ):
+        lines += [f"class {name}:", f'    """Every unary operation as {face} method."""', ""]
+        lines += _call_stub(sync=sync)
+        lines += [line for op in unary for line in _method(op, sync=sync)]
+        lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
