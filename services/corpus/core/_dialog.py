@@ -69,7 +69,7 @@ Event = Turn | ToolEvent
 
 def sniff_record(record: dict[str, Any]) -> tuple[str | None, str | None]:
     """(the dialog format this record belongs to or None, the session id it names or None)."""
-    kind = record.get("type")
+    kind = text_field(record)
     if (
         kind in ("user", "assistant")
         and isinstance(record.get("message"), dict)
@@ -105,6 +105,19 @@ def parse_record(
     return events
 
 
+def text_field(record: Any, key: str = "type") -> str:
+    """A record's field as text, "" when it is absent or not a string: exports and transcripts
+    are untrusted, and a list where a type name belongs must not break the reader."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def list_field(record: Any, key: str) -> list[Any]:
+    """A record's field as a list, [] when it is absent or not a list."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, list) else []
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -112,8 +125,7 @@ def _str(value: Any) -> str | None:
 def _has_codex_parts(record: dict[str, Any]) -> bool:
     content = record.get("content")
     return isinstance(content, list) and any(
-        isinstance(part, dict) and part.get("type") in ("input_text", "output_text")
-        for part in content
+        text_field(part) in ("input_text", "output_text") for part in content
     )
 
 
@@ -185,9 +197,9 @@ def parts_text(content: Any) -> str:
     for part in content:
         if isinstance(part, str):
             texts.append(part)
-        elif isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+        elif text_field(part) in _TEXT_PARTS:
             texts.append(str(part.get("text") or ""))
-        elif isinstance(part, dict) and part.get("type") in _IMAGE_PARTS:
+        elif text_field(part) in _IMAGE_PARTS:
             texts.append("[image]")
     return "\n".join(t for t in texts if t)
 
@@ -201,7 +213,7 @@ def _turn(side: Literal["user", "assistant"], text: str, when: datetime | None) 
 
 def _claude_code(record: dict[str, Any], report: ChunkReport) -> list[Event]:
     message = record.get("message")
-    kind = record.get("type")
+    kind = text_field(record)
     if kind not in ("user", "assistant") or not isinstance(message, dict):
         report.skipped_meta_lines += 1  # summary, system, file-history-snapshot, …
         return []
@@ -220,7 +232,7 @@ def _claude_code(record: dict[str, Any], report: ChunkReport) -> list[Event]:
     tools: list[Event] = []
     thinking = 0
     for block in content:
-        block_type = block.get("type") if isinstance(block, dict) else None
+        block_type = text_field(block)
         if block_type in _TEXT_PARTS or block_type in _IMAGE_PARTS:
             texts.append(block)
         elif block_type in ("thinking", "redacted_thinking"):
@@ -238,7 +250,7 @@ def _claude_code(record: dict[str, Any], report: ChunkReport) -> list[Event]:
 
 
 def _codex(record: dict[str, Any], report: ChunkReport) -> list[Event]:
-    kind = record.get("type")
+    kind = text_field(record)
     item: Any = record
     if kind in _CODEX_ENVELOPES:
         if kind != "response_item" or not isinstance(record.get("payload"), dict):
@@ -246,7 +258,7 @@ def _codex(record: dict[str, Any], report: ChunkReport) -> list[Event]:
             return []
         item = record["payload"]
     when = _when(record) or _when(item)
-    item_type = item.get("type")
+    item_type = text_field(item)
     if item_type == "message" and item.get("role") in ("user", "assistant"):
         events = _turn(item["role"], parts_text(item.get("content")), when)
     elif item_type == "reasoning":
@@ -297,7 +309,7 @@ def _chat(record: dict[str, Any], report: ChunkReport, speakers: list[str]) -> l
         events = _turn("user", parts_text(body), when)
     elif role in _ASSISTANT_ROLES:
         events = _turn("assistant", parts_text(body), when)
-        for call in record.get("tool_calls") or []:
+        for call in list_field(record, "tool_calls"):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 events.append(tool_call(function.get("name"), function.get("arguments")))

@@ -41,7 +41,9 @@ from services.corpus.core._arcs import Place, ToolEvents, bundle_arcs
 from services.corpus.core._dialog import (
     Event,
     Turn,
+    list_field,
     parts_text,
+    text_field,
     tool_call,
     tool_output,
     when_of,
@@ -61,6 +63,7 @@ READ_BYTES: Final = 64 * 1024
 _SESSION_KEY_CHARS: Final = 64
 _UNSAFE_KEY = re.compile(r"[^A-Za-z0-9_.-]+")
 _WHITESPACE: Final = " \t\r\n"
+_ESCAPED_BYTE: Final = re.compile("[\udc80-\udcff]")  # an invalid byte, surrogate-escaped
 _THINKING_TYPES: Final = frozenset({"thoughts", "reasoning_recap"})
 _CONTEXT_TYPES: Final = frozenset({"user_editable_context", "model_editable_context"})
 
@@ -164,30 +167,28 @@ class _ArrayReader:
 
     def _element(self, index: int) -> Element:
         decoder = json.JSONDecoder()
-        while True:
-            try:
-                value, end = decoder.raw_decode(self._buf)
-                break
-            except RecursionError:
-                raise self._fail("nested too deeply to read", element=index) from None
-            except json.JSONDecodeError as error:
-                if self._fill():
-                    self._read = min(self._read * 2, 16 << 20)
-                    continue
-                raise self._fail(
-                    f"not valid JSON ({error.msg})", at=error.pos, element=index
-                ) from None
-        text = self._buf[:end]
-        start_byte, start_line = self._byte, self._line
-        self._advance(end)
-        replaced = sum(1 for char in text if "\udc80" <= char <= "\udcff")
-        if replaced:
-            self._report.invalid_utf8_replacements += replaced
-            clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            try:
+        try:
+            while True:
+                try:
+                    value, end = decoder.raw_decode(self._buf)
+                    break
+                except json.JSONDecodeError as error:
+                    if self._fill():
+                        self._read = min(self._read * 2, 16 << 20)
+                        continue
+                    raise self._fail(
+                        f"not valid JSON ({error.msg})", at=error.pos, element=index
+                    ) from None
+            text = self._buf[:end]
+            start_byte, start_line = self._byte, self._line
+            self._advance(end)
+            replaced = len(_ESCAPED_BYTE.findall(text))
+            if replaced:  # invalid UTF-8 read as lone surrogates: replaced, as files are
+                self._report.invalid_utf8_replacements += replaced
+                clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 value = json.loads(clean)
-            except RecursionError:
-                raise self._fail("nested too deeply to read", element=index) from None
+        except RecursionError:
+            raise self._fail("nested too deeply to read", element=index) from None
         self._read = READ_BYTES
         return Element(index, value, Place(start_byte, self._byte, start_line, self._line))
 
@@ -227,27 +228,29 @@ def _invalid(name: str, element: Element, what: str) -> InvalidInput:
     )
 
 
+def _chatgpt_node(mapping: dict[str, Any], node_id: Any) -> dict[str, Any] | None:
+    node = mapping.get(node_id) if isinstance(node_id, str) else None
+    return node if isinstance(node, dict) else None
+
+
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
     """The nodes from the root to the current node (the branch the user last saw)."""
-    node_id = current if isinstance(current, str) and current in mapping else None
+    node_id = current if _chatgpt_node(mapping, current) is not None else None
     if node_id is None:
         # No current node: follow the last child from the root, as the app shows it.
         roots = [n for n in mapping.values() if isinstance(n, dict) and not n.get("parent")]
         node_id = roots[0].get("id") if roots else None
-        while node_id is not None:
-            children = mapping.get(node_id, {}).get("children") or []
-            if not children or children[-1] not in mapping:
+        while (node := _chatgpt_node(mapping, node_id)) is not None:
+            children = list_field(node, "children")
+            if not children or _chatgpt_node(mapping, children[-1]) is None:
                 break
             node_id = children[-1]
     path: list[dict[str, Any]] = []
     seen: set[str] = set()
-    while isinstance(node_id, str) and node_id in mapping:
+    while (node := _chatgpt_node(mapping, node_id)) is not None:
         if node_id in seen:
             raise ValueError(f"its message tree loops at node {node_id!r}")
-        seen.add(node_id)
-        node = mapping[node_id]
-        if not isinstance(node, dict):
-            raise ValueError(f"node {node_id!r} is not an object")
+        seen.add(str(node_id))
         path.append(node)
         node_id = node.get("parent")
     path.reverse()
@@ -255,16 +258,16 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
 
 
 def _chatgpt_text(content: dict[str, Any]) -> str:
-    kind = content.get("content_type")
+    kind = text_field(content, "content_type")
     if kind in ("text", "multimodal_text"):
         texts = []
-        for part in content.get("parts") or []:
+        for part in list_field(content, "parts"):
             if isinstance(part, str):
                 texts.append(part)
             elif isinstance(part, dict):
                 if isinstance(part.get("text"), str):
                     texts.append(part["text"])  # audio transcriptions
-                elif "image" in str(part.get("content_type", "")):
+                elif "image" in text_field(part, "content_type"):
                     texts.append("[image]")
         return "\n".join(t for t in texts if t)
     for key in ("text", "result", "content"):
@@ -287,8 +290,8 @@ def _chatgpt_events(
         content = message.get("content")
         if not isinstance(author, dict) or not isinstance(content, dict):
             raise ValueError(f"message {message.get('id')!r} has no author or content object")
-        role = author.get("role")
-        kind = content.get("content_type")
+        role = text_field(author, "role")
+        kind = text_field(content, "content_type")
         metadata = message.get("metadata")
         hidden = isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation")
         when = when_of(message.get("create_time")) or created
@@ -299,7 +302,7 @@ def _chatgpt_events(
             report.skipped_meta_lines += 1
             continue
         text = _chatgpt_text(content).strip()
-        recipient = message.get("recipient") or "all"
+        recipient = text_field(message, "recipient") or "all"
         if role == "assistant" and recipient != "all":
             events.append(tool_call(recipient, text))
         elif role == "tool":
@@ -348,7 +351,7 @@ def _claude_blocks(message: dict[str, Any], report: ChunkReport) -> tuple[str, l
     texts: list[str] = []
     tools: list[Event] = []
     for block in blocks:
-        kind = block.get("type") if isinstance(block, dict) else None
+        kind = text_field(block)
         if kind == "text":
             texts.append(str(block.get("text") or ""))
         elif kind in ("thinking", "redacted_thinking"):
@@ -370,9 +373,9 @@ def _claude(element: Element, name: str, report: ChunkReport) -> Conversation:
             raise _invalid(name, element, f"message {number} has no sender 'human' or 'assistant'")
         side: Literal["user", "assistant"] = "user" if message["sender"] == "human" else "assistant"
         text, tools = _claude_blocks(message, report)
-        for attachment in (message.get("attachments") or []) + (message.get("files") or []):
-            if isinstance(attachment, dict) and attachment.get("file_name"):
-                text += f"\n[attachment: {attachment['file_name']}]"
+        for attachment in list_field(message, "attachments") + list_field(message, "files"):
+            if text_field(attachment, "file_name"):
+                text += f"\n[attachment: {text_field(attachment, 'file_name')}]"
         text = text.strip()
         when = when_of(message.get("created_at")) or created
         if text:
