@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request, Response
-from google.protobuf.message import Message
 
 from gateway.core.operations import OPERATIONS, HttpRoute, Operation, message_class
 from gateway.deps import PATH_DESCRIPTIONS, CallerDep
@@ -28,20 +27,8 @@ def proto_op(op: Operation, http: HttpRoute) -> ProtoOp[Any]:
         path_fields=http.path_fields,
         query=http.query,
         body=http.body,
-        store_field=_store_field(request, http),
+        store_field=op.store_field,
     )
-
-
-def _store_field(request: type[Message], http: HttpRoute) -> str | None:
-    """Where the path's store goes: a tier request's `store` (a StoreContext), a registry
-    request's `name` (`/stores/{store}`), or nowhere (a route without a store)."""
-    fields = request.DESCRIPTOR.fields_by_name
-    store = fields.get("store")
-    if store is not None and store.message_type is not None:
-        return "store"
-    if "{store}" in http.path and "name" in fields:
-        return "name"
-    return None
 
 
 def _endpoint(op: Operation, http: HttpRoute, proto: ProtoOp[Any]) -> Endpoint:

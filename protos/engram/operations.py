@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Final
 
 from google.protobuf import descriptor_pool, message_factory
-from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
+from google.protobuf.descriptor import Descriptor, MethodDescriptor, ServiceDescriptor
 from google.protobuf.descriptor_pb2 import MethodOptions
 from google.protobuf.message import Message
 
@@ -88,6 +88,9 @@ class Operation:
     http: HttpRoute | None  # its plain REST route; None: hand-written (or none)
     effect: str  # reads | writes | deletes: what calling it does to stored state
     idempotent: bool  # calling it again with the same request changes nothing more
+    # Where the store a call names goes in its request: "store" (a StoreContext), "name" (a
+    # registry request whose route is `/stores/{store}`), or None (it names no store).
+    store_field: str | None = None
 
 
 def message_class(full_name: str) -> type[Message]:
@@ -119,8 +122,18 @@ def declaration(rpc: str, options: MethodOptions) -> options_pb2.OperationOption
     return declared
 
 
+def _store_field(request: Descriptor, http: HttpRoute | None) -> str | None:
+    store = request.fields_by_name.get("store")
+    if store is not None and store.message_type is not None:
+        return "store"
+    if http is not None and "{store}" in http.path and "name" in request.fields_by_name:
+        return "name"
+    return None
+
+
 def _operation(method: MethodDescriptor) -> Operation:
     declared = declaration(method.name, method.GetOptions())
+    http = _http(method.name, declared.http) if declared.HasField("http") else None
     return Operation(
         name=operation_name(method.name),
         rpc=method.name,
@@ -130,9 +143,10 @@ def _operation(method: MethodDescriptor) -> Operation:
         response=method.output_type.full_name,
         client_streaming=method.client_streaming,
         server_streaming=method.server_streaming,
-        http=_http(method.name, declared.http) if declared.HasField("http") else None,
+        http=http,
         effect=_EFFECTS[declared.effect],
         idempotent=declared.idempotent,
+        store_field=_store_field(method.input_type, http),
     )
 
 

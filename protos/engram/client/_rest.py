@@ -34,27 +34,17 @@ def _parse(data: object, message: Message) -> Message:
     return message
 
 
-def _store_of(request: Message) -> str:
-    fields = request.DESCRIPTOR.fields_by_name
-    if "store" in fields and fields["store"].message_type is not None:
+def _store_of(op: Operation, request: Message) -> str:
+    """The store a request names, where the operation table says it goes."""
+    if op.store_field == "store":
         return str(request.store.name)  # type: ignore[attr-defined]
-    return str(getattr(request, "name", ""))
+    return str(getattr(request, op.store_field)) if op.store_field else ""
 
 
-def _store_field(request: Message, route: HttpRoute) -> str | None:
-    """Where the path's {store} comes from, as the gateway reads it (`routes.declared`)."""
-    fields = request.DESCRIPTOR.fields_by_name
-    if "store" in fields and fields["store"].message_type is not None:
-        return "store"
-    if "{store}" in route.path and "name" in fields:
-        return "name"
-    return None
-
-
-def _path(route: HttpRoute, request: Message) -> str:
+def _path(op: Operation, route: HttpRoute, request: Message) -> str:
     path = route.path
     if "{store}" in path:
-        store = _store_of(request)
+        store = _store_of(op, request)
         if not store:
             raise EngramError("invalid_input", "name the store", field="store", transport="rest")
         path = path.replace("{store}", quote(store, safe=""))
@@ -81,10 +71,9 @@ def _query(route: HttpRoute, request: Message) -> list[tuple[str, str]]:
     return params
 
 
-def _body(route: HttpRoute, request: Message) -> dict[str, Any]:
+def _body(op: Operation, route: HttpRoute, request: Message) -> dict[str, Any]:
     data = _to_json(request)
-    store = _store_field(request, route)
-    for field in (store, *route.path_fields):
+    for field in (op.store_field, *route.path_fields):
         if field:
             data.pop(field, None)
     return data
@@ -155,10 +144,10 @@ class RestTransport:
         route = op.http
         if route is None:
             raise EngramError(UNSUPPORTED, f"{op.name} has no REST route: use gRPC")
-        path = "/v1" + _path(route, request)
+        path = "/v1" + _path(op, route, request)
         kwargs: dict[str, Any] = {}
         if route.body:
-            kwargs["json"] = _body(route, request)
+            kwargs["json"] = _body(op, route, request)
         else:
             kwargs["params"] = _query(route, request)
         data = await self._send(route.method, path, deadline_s, **kwargs)
@@ -227,7 +216,7 @@ class RestTransport:
                 yield _parse(event, common_pb2.Job())
             return
         if op.rpc in ("ExportDrawers", "BackupStore"):
-            store = quote(_store_of(request), safe="")
+            store = quote(_store_of(op, request), safe="")
             backup = op.rpc == "BackupStore"
             path = f"/v1/stores/{store}:backup" if backup else f"/v1/stores/{store}/drawers:export"
             try:

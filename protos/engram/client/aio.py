@@ -15,17 +15,19 @@ come back), or its port unreachable — is tried again with a doubling pause (0.
 `retries` times; a call cut off mid-way (the stack became unavailable while serving it) is
 retried only when the operation is a read or declared idempotent, since trying again could
 otherwise do it twice. Deadlines: `timeout_s` per unary call (30 s unless given),
-`stream_timeout_s` for uploads, imports and exports (10 minutes), none for following a job.
+`stream_timeout_s` for uploads, imports, exports and backups (10 minutes), none for
+following a job.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar
+from typing import Any, BinaryIO, Final
 
 import httpx
 from google.protobuf import json_format
@@ -38,10 +40,7 @@ from engram.client.errors import OVERLOADED, UNAVAILABLE, EngramError
 from engram.operations import OPERATIONS, Operation, message_class
 from engram.v1 import common_pb2, corpus_pb2, retrieval_pb2
 
-M = TypeVar("M", bound=Message)
-
-UPLOAD_PIECE_BYTES: Final = 256 * 1024
-IMPORT_PIECE_BYTES: Final = 256 * 1024
+PIECE_BYTES: Final = 256 * 1024  # of an upload, an import or a restore, per stream message
 TERMINAL_JOB_STATES: Final = frozenset(
     {common_pb2.JOB_STATE_DONE, common_pb2.JOB_STATE_FAILED, common_pb2.JOB_STATE_CANCELLED}
 )
@@ -76,7 +75,7 @@ def build_request(op: Operation, request: Message | None, fields: dict[str, Any]
         request = cls()
     store = fields.pop("store", None)
     if store is not None:
-        _set_store(request, store)
+        _set_store(op, request, store)
     for key, value in fields.items():
         if key not in request.DESCRIPTOR.fields_by_name:
             raise TypeError(f"{cls.__name__} has no field {key!r}")
@@ -98,19 +97,27 @@ def build_request(op: Operation, request: Message | None, fields: dict[str, Any]
     return request
 
 
-def _set_store(request: Message, store: str | common_pb2.StoreContext) -> None:
-    fields = request.DESCRIPTOR.fields_by_name
-    if "store" in fields and fields["store"].message_type is not None:
+def _set_store(op: Operation, request: Message, store: str | common_pb2.StoreContext) -> None:
+    """Put the store where the operation table says the request names it."""
+    if op.store_field == "store":
         if isinstance(store, common_pb2.StoreContext):
             request.store.CopyFrom(store)  # type: ignore[attr-defined]
         else:
             request.store.name = store  # type: ignore[attr-defined]
-    elif "store" in fields and isinstance(store, str):  # a plain name (ListJobsRequest)
-        request.store = store  # type: ignore[attr-defined]
-    elif "name" in fields and isinstance(store, str):
+    elif op.store_field == "name" and isinstance(store, str):
         request.name = store  # type: ignore[attr-defined]
+    elif "store" in request.DESCRIPTOR.fields_by_name and isinstance(store, str):
+        request.store = store  # type: ignore[attr-defined]  # a filter (ListJobsRequest)
     else:
         raise TypeError(f"{type(request).__name__} names no store")
+
+
+def _pieces(source: Path | BinaryIO) -> Iterator[bytes]:
+    """A file's bytes, `PIECE_BYTES` at a time (a path is opened and closed here)."""
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(source.open("rb")) if isinstance(source, Path) else source
+        while piece := handle.read(PIECE_BYTES):
+            yield piece
 
 
 def _unreachable(error: EngramError) -> bool:
@@ -234,13 +241,20 @@ class AsyncClient(AsyncOperations):
         deadline_s: float | None = None,
         **fields: Any,
     ) -> AsyncIterator[Any]:
-        """A server-streaming operation's messages (ExportDrawers, WatchJob, BackupStore)."""
+        """A server-streaming operation's messages (ExportDrawers, BackupStore, WatchJob),
+        within `stream_timeout_s` unless `deadline_s` says otherwise."""
+        deadline = deadline_s if deadline_s is not None else self.stream_timeout_s
+        async for item in self._stream(name, request, fields, deadline):
+            yield item
+
+    async def _stream(
+        self, name: str, request: Message | None, fields: dict[str, Any], deadline: float | None
+    ) -> AsyncIterator[Any]:
         op = operation(name)
         if not op.server_streaming or op.client_streaming:
             raise TypeError(f"{op.name} does not stream its answer: use call()")
         message = build_request(op, request, dict(fields))
-        transport = self._ordered()[0]
-        async for item in transport.server_stream(op, message, deadline_s):
+        async for item in self._ordered()[0].server_stream(op, message, deadline):
             yield item
 
     async def send_stream(
@@ -282,7 +296,7 @@ class AsyncClient(AsyncOperations):
         stream (gRPC WatchJob, REST server-sent events); polls when a stream breaks off."""
         last: Any = None
         try:
-            async for job in self.stream("watch_job", id=job_id):
+            async for job in self._stream("watch_job", None, {"id": job_id}, None):  # no end
                 last = job
                 yield job
         except EngramError as error:
@@ -325,16 +339,11 @@ class AsyncClient(AsyncOperations):
         async def pieces() -> AsyncIterator[corpus_pb2.UploadFileChunk]:
             yield corpus_pb2.UploadFileChunk(header=header)
             if isinstance(body, bytes):
-                for start in range(0, len(body), UPLOAD_PIECE_BYTES):
-                    yield corpus_pb2.UploadFileChunk(data=body[start : start + UPLOAD_PIECE_BYTES])
+                for start in range(0, len(body), PIECE_BYTES):
+                    yield corpus_pb2.UploadFileChunk(data=body[start : start + PIECE_BYTES])
                 return
-            handle = body.open("rb") if isinstance(body, Path) else body
-            try:
-                while piece := handle.read(UPLOAD_PIECE_BYTES):
-                    yield corpus_pb2.UploadFileChunk(data=piece)
-            finally:
-                if isinstance(body, Path):
-                    handle.close()
+            for piece in _pieces(body):
+                yield corpus_pb2.UploadFileChunk(data=piece)
 
         answer: corpus_pb2.CorpusFile = await self.send_stream(
             "upload_file", pieces(), deadline_s=deadline_s
@@ -349,9 +358,9 @@ class AsyncClient(AsyncOperations):
         async def pieces() -> AsyncIterator[retrieval_pb2.ImportDrawersChunk]:
             first = retrieval_pb2.ImportDrawersChunk(replace_existing=replace_existing)
             first.store.name = store
-            for start in range(0, max(len(jsonl), 1), IMPORT_PIECE_BYTES):
+            for start in range(0, max(len(jsonl), 1), PIECE_BYTES):
                 chunk = retrieval_pb2.ImportDrawersChunk(
-                    jsonl=jsonl[start : start + IMPORT_PIECE_BYTES]
+                    jsonl=jsonl[start : start + PIECE_BYTES]
                 )
                 if start == 0:
                     chunk.MergeFrom(first)
@@ -382,9 +391,8 @@ class AsyncClient(AsyncOperations):
             first.store.name = name
             yield first
             if isinstance(archive, Path):
-                with archive.open("rb") as body:
-                    while piece := body.read(UPLOAD_PIECE_BYTES):
-                        yield common_pb2.ArchiveChunk(data=piece)
+                for piece in _pieces(archive):
+                    yield common_pb2.ArchiveChunk(data=piece)
             else:
                 async for piece in archive:
                     yield common_pb2.ArchiveChunk(data=piece)
