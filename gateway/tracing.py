@@ -19,7 +19,10 @@ class TracingMiddleware:
         if scope["type"] != "http" or not enabled():
             await self.app(scope, receive, send)
             return
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+
+        def headers() -> list[tuple[str, str]]:
+            return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+
         method = scope["method"]
         with server_span(f"{method} {scope['path']}", headers) as span:
             status = 500

@@ -37,45 +37,9 @@ DEFAULT_MIN_SIGNATURE_CHARS: Final[int] = int(
     AuthoringSettings.model_fields["min_signature_chars"].default
 )
 
-LIBRARIES: Final[tuple[TypeLibrary, ...]] = (DEFAULT_LIBRARY, COMPANION_LIBRARY)
-
-
-def _unique(values: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for value in values:
-        seen.setdefault(value, None)
-    return list(seen)
-
-
-# Every memory type and intent some library knows: the schema-level enum of a tool that does
-# not know the store's mode in advance (the tier still checks the store's own library).
-ALL_TYPES: Final[list[str]] = _unique(t for lib in LIBRARIES for t in lib.types)
-ALL_INTENTS: Final[list[str]] = _unique(i for lib in LIBRARIES for i in lib.intents)
-
 
 def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
-
-
-def type_guide(library: TypeLibrary) -> str:
-    """Each type with the intents it ranks highest for, read from the library's matrix.
-
-    e.g. ``decision (design 1.5×, planning 1.3×)``: the agent picks a type by the question the
-    memory should answer, which is exactly what the type × intent multiplier rewards.
-    """
-    parts = []
-    for memory_type in library.types:
-        row = library.matrix[memory_type]
-        strong = sorted(
-            ((value, intent) for intent, value in row.items() if value > 1.0),
-            key=lambda pair: (-pair[0], library.intents.index(pair[1])),
-        )[:2]
-        if strong:
-            boosts = ", ".join(f"{intent} {value:g}×" for value, intent in strong)
-            parts.append(f"{memory_type} ({boosts})")
-        else:
-            parts.append(memory_type)
-    return "; ".join(parts)
 
 
 def library_summary(library: TypeLibrary) -> dict[str, object]:

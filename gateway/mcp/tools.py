@@ -37,13 +37,10 @@ from gateway.mcp import framing
 from gateway.proto_schema import required_paths, schema_for
 from gateway.protojson import parse, to_json
 from services.runtime.errors import InvalidInput
-from services.runtime.stores import STORE_NAME
 from services.vocabulary import library_for
 
 Json = dict[str, Any]
 
-# The store slug as a JSON Schema pattern (`STORE_NAME` is anchored with \Z for re.match).
-STORE_PATTERN: Final = "^" + STORE_NAME.pattern.removesuffix(r"\Z") + "$"
 
 # Where a tool's `store` argument goes in its request message.
 STORE_CONTEXT: Final = "store"  # request.store.name (every tier request)

@@ -41,6 +41,14 @@ EXPORT_MEMBER: Final = "conversations.json"
 # Parts of a large export stay well inside the corpus's hard limit on one file.
 EXPORT_PART_BYTES: Final = HARD_LIMIT_BYTES * 4 // 5
 _HIDDEN: Final = "."
+# The catalog folder each source lands under (what a re-run lists to compare against).
+FOLDERS: Final = {
+    "chatgpt": "chatgpt",
+    "claude_ai": "claude-ai",
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "vault": "vault",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,14 +166,19 @@ def claude_code_files(root: Path) -> list[LocalFile]:
     """Every Claude Code session transcript under `root` (the projects folder)."""
     _require_dir(root, "Claude Code projects")
     found = sorted(p for p in root.glob("*/*.jsonl") if p.is_file() and _visible(p, root))
-    return [on_disk(p, _folder("claude-code", p.parent.relative_to(root))) for p in found]
+    return [on_disk(p, _folder(FOLDERS["claude-code"], p.parent.relative_to(root))) for p in found]
 
 
 def codex_files(root: Path) -> list[LocalFile]:
     """Every Codex rollout under `root` (the sessions folder, by date)."""
     _require_dir(root, "Codex sessions")
     found = sorted(p for p in root.rglob("rollout-*.jsonl") if p.is_file() and _visible(p, root))
-    return [on_disk(p, _folder("codex", p.parent.relative_to(root))) for p in found]
+    return [on_disk(p, _folder(FOLDERS["codex"], p.parent.relative_to(root))) for p in found]
+
+
+def vault_folder(name: str) -> str:
+    """The catalog folder a vault of this name lands under."""
+    return _folder(FOLDERS["vault"], Path(name))
 
 
 def vault_files(root: Path, name: str) -> list[LocalFile]:
@@ -176,7 +189,7 @@ def vault_files(root: Path, name: str) -> list[LocalFile]:
         for p in root.rglob("*")
         if p.is_file() and p.suffix.lower() in (".md", ".markdown") and _visible(p, root)
     )
-    base = _folder("vault", Path(name))
+    base = vault_folder(name)
     return [on_disk(p, _folder(base, p.parent.relative_to(root))) for p in found]
 
 
@@ -219,7 +232,7 @@ def check_export(body: bytes, *, service: ExportFormat, name: str) -> CheckedExp
     places = [place for _, place in read_conversations(
         io.BytesIO(body), export=service, name=name, report=ChunkReport()
     )]  # fmt: skip
-    folder = "chatgpt" if service == "chatgpt" else "claude-ai"
+    folder = FOLDERS[service]
     if len(body) <= EXPORT_PART_BYTES:
         part = LocalFile(
             folder=folder,

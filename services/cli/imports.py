@@ -41,13 +41,6 @@ from services.runtime.errors import InvalidInput
 
 INGEST_BATCH: Final = 1000
 KINDS: Final = ("chatgpt", "claude", "claude-code", "codex", "vault", "files", "drawers")
-# Where each kind's files live in the catalog, for listing what a re-run compares against.
-_ROOT_FOLDERS: Final = {
-    "chatgpt": "chatgpt",
-    "claude": "claude-ai",
-    "claude-code": "claude-code",
-    "codex": "codex",
-}
 
 
 def _say(args: argparse.Namespace, text: str) -> None:
@@ -65,24 +58,20 @@ def _local_files(args: argparse.Namespace) -> tuple[list[LocalFile], str, bool, 
         service: ExportFormat = "chatgpt" if kind == "chatgpt" else "claude_ai"
         checked = plan_.check_export(plan_.read_export_body(path), service=service, name=path.name)
         parts = f" in {len(checked.parts)} parts" if len(checked.parts) > 1 else ""
-        return (
-            checked.parts,
-            _ROOT_FOLDERS[kind],
-            True,
-            (f"{checked.conversations} conversations{parts}"),
-        )
+        described = f"{checked.conversations} conversations{parts}"
+        return checked.parts, plan_.FOLDERS[service], True, described
     if kind in ("claude-code", "codex"):
         default = plan_.claude_code_home() if kind == "claude-code" else plan_.codex_home()
         root = Path(args.path[0]).expanduser() if args.path else default
         found = plan_.claude_code_files(root) if kind == "claude-code" else plan_.codex_files(root)
-        return found, _ROOT_FOLDERS[kind], False, f"{len(found)} sessions under {root}"
+        return found, plan_.FOLDERS[kind], False, f"{len(found)} sessions under {root}"
     if kind == "vault":
         if not args.path:
             raise InvalidInput("name the vault's folder")
         root = Path(args.path[0]).expanduser()
         name = args.name or root.resolve().name
         found = plan_.vault_files(root, name)
-        return found, f"vault/{name}", True, f"{len(found)} notes in {root}"
+        return found, plan_.vault_folder(name), True, f"{len(found)} notes in {root}"
     # files
     if not args.path:
         raise InvalidInput("name the files to import")

@@ -6,20 +6,17 @@ from __future__ import annotations
 import sys
 from typing import Any, Final, TextIO
 
+from engram.client import TERMINAL_JOB_STATES
 from engram.v1 import common_pb2
 
 BAR_WIDTH: Final = 24
-_STATES: Final[dict[int, str]] = {
-    common_pb2.JOB_STATE_QUEUED: "queued",
-    common_pb2.JOB_STATE_RUNNING: "running",
-    common_pb2.JOB_STATE_DONE: "done",
-    common_pb2.JOB_STATE_FAILED: "failed",
-    common_pb2.JOB_STATE_CANCELLED: "cancelled",
-}
 
 
 def state_name(state: Any) -> str:
-    return _STATES.get(int(state), "unknown")
+    """``JOB_STATE_RUNNING`` → ``running``: the proto's own name for the state."""
+    names = common_pb2.JobState.DESCRIPTOR.values_by_number
+    found = names.get(int(state))
+    return found.name.removeprefix("JOB_STATE_").lower() if found else "unknown"
 
 
 def progress_line(job: Any) -> str:
@@ -54,11 +51,7 @@ class ProgressPrinter:
         if self._tty:
             padding = " " * max(0, len(self._last) - len(line))
             self._stream.write("\r" + line + padding)
-            if job.state in (
-                common_pb2.JOB_STATE_DONE,
-                common_pb2.JOB_STATE_FAILED,
-                common_pb2.JOB_STATE_CANCELLED,
-            ):
+            if job.state in TERMINAL_JOB_STATES:
                 self._stream.write("\n")
         else:
             self._stream.write(line + "\n")

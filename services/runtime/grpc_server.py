@@ -148,7 +148,7 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
     ) -> Callable[..., Any]:
         async def wrapped(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = time.perf_counter()
-            with server_span(traced, context.invocation_metadata()) as span:
+            with server_span(traced, context.invocation_metadata) as span:
                 try:
                     result = await behaviour(_checked(request), context)
                 except Exception as error:  # the top-level handler of every RPC
@@ -166,7 +166,7 @@ class ErrorAndMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[mi
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             started = time.perf_counter()
-            with server_span(traced, context.invocation_metadata()) as span:
+            with server_span(traced, context.invocation_metadata) as span:
                 try:
                     async for item in behaviour(_checked(request), context):
                         yield item

@@ -19,7 +19,7 @@ endpoint is set, off (and free) by default.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 import grpc
@@ -123,17 +123,17 @@ def _carrier(metadata: Sequence[tuple[str, Any]] | None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def server_span(
-    name: str, metadata: Sequence[tuple[str, Any]] | None, kind: SpanKind = SpanKind.SERVER
+    name: str, metadata: Callable[[], Sequence[tuple[str, Any]] | None]
 ) -> Iterator[trace.Span | None]:
     """A server span for one incoming call, continuing the caller's trace from its metadata
-    (or HTTP headers); None when tracing is off."""
+    (or HTTP headers), read only when tracing is on; None when it is off."""
     if not _state["on"]:
         yield None
         return
-    parent = propagate.extract(_carrier(metadata))
+    parent = propagate.extract(_carrier(metadata()))
     token = otel_context.attach(parent)
     try:
-        with tracer().start_as_current_span(name, kind=kind) as span:
+        with tracer().start_as_current_span(name, kind=SpanKind.SERVER) as span:
             yield span
     finally:
         otel_context.detach(token)

@@ -13,8 +13,15 @@ names it (`engram.operations`), taking its request message or the request's fiel
 are the response messages. See `AsyncClient` for transports, retries and deadlines.
 """
 
-from engram.client.aio import AsyncClient, build_request, operation
+from engram.client.aio import TERMINAL_JOB_STATES, AsyncClient, build_request, operation
 from engram.client.errors import EngramError
 from engram.client.sync import Client
 
-__all__ = ["AsyncClient", "Client", "EngramError", "build_request", "operation"]
+__all__ = [
+    "TERMINAL_JOB_STATES",
+    "AsyncClient",
+    "Client",
+    "EngramError",
+    "build_request",
+    "operation",
+]

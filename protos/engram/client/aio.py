@@ -359,9 +359,7 @@ class AsyncClient(AsyncOperations):
             first = retrieval_pb2.ImportDrawersChunk(replace_existing=replace_existing)
             first.store.name = store
             for start in range(0, max(len(jsonl), 1), PIECE_BYTES):
-                chunk = retrieval_pb2.ImportDrawersChunk(
-                    jsonl=jsonl[start : start + PIECE_BYTES]
-                )
+                chunk = retrieval_pb2.ImportDrawersChunk(jsonl=jsonl[start : start + PIECE_BYTES])
                 if start == 0:
                     chunk.MergeFrom(first)
                 yield chunk
