@@ -8,6 +8,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.runtime.errors import InvalidInput
+from services.runtime.routing import Replica, parse_replicas
+
 
 class GatewaySettings(BaseSettings):
     # validate_by_name: tests and `engram token --data-dir` build settings by field name too.
@@ -33,8 +36,9 @@ class GatewaySettings(BaseSettings):
     data_dir: Path = Field(
         Path("data"),
         validation_alias=AliasChoices("ENGRAM_GATEWAY_DATA_DIR", "ENGRAM_DATA_DIR"),
-        description="root of local state; the gateway keeps tokens and the store registry "
-        "under <data_dir>/gateway",
+        description="root of local state; the gateway keeps its scratch space for backups, "
+        "and with state_backend=local its tokens, store registry and audit log, under "
+        "<data_dir>/gateway",
     )
     admin_token: str = Field(
         "",
@@ -50,22 +54,49 @@ class GatewaySettings(BaseSettings):
     retrieval_addr: str = Field(
         "127.0.0.1:50052",
         validation_alias=AliasChoices("ENGRAM_GATEWAY_RETRIEVAL_ADDR", "ENGRAM_RETRIEVAL_ADDR"),
-        description="host:port of the retrieval tier",
+        description="host:port of the retrieval tier, or name=host:port,... for its replicas "
+        "(stores are placed on them by rendezvous hashing; docs/scaling.md)",
     )
     corpus_addr: str = Field(
         "127.0.0.1:50053",
         validation_alias=AliasChoices("ENGRAM_GATEWAY_CORPUS_ADDR", "ENGRAM_CORPUS_ADDR"),
-        description="host:port of the corpus tier",
+        description="host:port of the corpus tier, or name=host:port,... for its replicas "
+        "(stores are placed on them by rendezvous hashing; docs/scaling.md)",
     )
     authoring_addr: str = Field(
         "127.0.0.1:50054",
         validation_alias=AliasChoices("ENGRAM_GATEWAY_AUTHORING_ADDR", "ENGRAM_AUTHORING_ADDR"),
-        description="host:port of the authoring tier",
+        description="host:port of the authoring tier, or name=host:port,... for its replicas "
+        "(stores are placed on them by rendezvous hashing; docs/scaling.md)",
     )
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("ENGRAM_GATEWAY_REDIS_URL", "ENGRAM_REDIS_URL"),
-        description="Redis holding the job queues the gateway reads",
+        description="Redis holding the job queues the gateway reads (and, with "
+        "state_backend=redis, its tokens, store registry, audit log and rate limits)",
+    )
+    state_backend: Literal["local", "redis"] = Field(
+        "local",
+        description="where the gateway keeps tokens, the store registry, the audit log and "
+        "rate limits: local (files under <data_dir>/gateway, one gateway per directory) or "
+        "redis (redis_url, shared by every gateway replica; run Redis with AOF persistence)",
+    )
+    state_key_prefix: str = Field(
+        "engram:gateway",
+        min_length=1,
+        description="prefix of the gateway's Redis keys (state_backend=redis); deployments "
+        "sharing one Redis need different ones",
+    )
+    audit_max_events: int = Field(
+        1_000_000,
+        ge=1000,
+        description="events the Redis audit stream keeps, approximately (state_backend=redis; "
+        "older ones are trimmed); the local log keeps day files for ever",
+    )
+    draining_replicas: str = Field(
+        "",
+        description="comma-separated replica names (of any tier) that keep their stores but "
+        "take no new ones, so `engram stores --rebalance` can empty them before removal",
     )
     corpus_job_queue: str = Field("engram:corpus", description="queue name of ingest jobs")
     authoring_job_queue: str = Field("engram:authoring", description="queue name of compose jobs")
@@ -122,6 +153,26 @@ class GatewaySettings(BaseSettings):
             except FileNotFoundError:
                 return ""
         return self.admin_token
+
+    def replicas(self) -> dict[str, tuple[Replica, ...]]:
+        """Each partitioned tier's replicas, as the address settings list them (InvalidInput
+        naming a malformed list)."""
+        draining = {name.strip() for name in self.draining_replicas.split(",") if name.strip()}
+        listed = {
+            "retrieval": self.retrieval_addr,
+            "corpus": self.corpus_addr,
+            "authoring": self.authoring_addr,
+        }
+        tiers = {
+            tier: parse_replicas(spec, tier=tier, draining=draining)
+            for tier, spec in listed.items()
+        }
+        unknown = draining - {r.name for replicas in tiers.values() for r in replicas}
+        if unknown:
+            raise InvalidInput(
+                f"ENGRAM_GATEWAY_DRAINING_REPLICAS names {sorted(unknown)}, which no tier lists"
+            )
+        return tiers
 
     @property
     def dashboard_bundle(self) -> Path:

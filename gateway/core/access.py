@@ -9,7 +9,7 @@ open — so a token learns nothing about stores outside its scope.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -21,25 +21,58 @@ from gateway.core.operations import REQUIRED_TIER, Operation
 from gateway.core.principal import Principal
 from gateway.core.registry import StoreRegistry
 from services.runtime.errors import InvalidInput, TooLarge
-from services.runtime.grpc_client import call, domain_error
+from services.runtime.grpc_client import ClientPolicy, call, domain_error
+from services.runtime.routing import Replica, place
+from services.runtime.store_router import PlacementLookup, StoreRouter
 
 R = TypeVar("R", bound=Message)
 HEALTH_TIMEOUT_S: Final = 2.0
 
 
 class Tiers:
-    """Stubs of the tiers the gateway calls."""
+    """Store-routing stubs of the tiers the gateway calls: one router per tier over its
+    replicas (`services.runtime.store_router`); `tiers.retrieval.Search(request)` reaches the
+    replica that holds `request.store`."""
 
-    def __init__(
-        self, retrieval: grpc.aio.Channel, corpus: grpc.aio.Channel, authoring: grpc.aio.Channel
-    ) -> None:
-        self.retrieval = retrieval_pb2_grpc.RetrievalServiceStub(retrieval)
-        self.corpus = corpus_pb2_grpc.CorpusServiceStub(corpus)
-        self.authoring = authoring_pb2_grpc.AuthoringServiceStub(authoring)
-        self.channels = {"retrieval": retrieval, "corpus": corpus, "authoring": authoring}
+    def __init__(self, retrieval: StoreRouter, corpus: StoreRouter, authoring: StoreRouter) -> None:
+        self.retrieval, self.corpus, self.authoring = retrieval, corpus, authoring
+        self.routers = {"retrieval": retrieval, "corpus": corpus, "authoring": authoring}
+
+    @classmethod
+    def connect(
+        cls,
+        replicas: Mapping[str, tuple[Replica, ...]],
+        policy: ClientPolicy,
+        placement_of: PlacementLookup,
+    ) -> Tiers:
+        """Channels to every replica of each tier; a request that names only its store is
+        routed by `placement_of` (the registry)."""
+        stubs = {
+            "retrieval": retrieval_pb2_grpc.RetrievalServiceStub,
+            "corpus": corpus_pb2_grpc.CorpusServiceStub,
+            "authoring": authoring_pb2_grpc.AuthoringServiceStub,
+        }
+        routers = {
+            tier: StoreRouter(tier, replicas[tier], stubs[tier], policy, placement_of=placement_of)
+            for tier in stubs
+        }
+        return cls(**routers)
+
+    def place(self, store: str) -> dict[str, str]:
+        """Where a new store goes: tier -> replica, for the tiers with several replicas."""
+        return place(store, {tier: router.replicas for tier, router in self.routers.items()})
+
+    @property
+    def channels(self) -> dict[str, grpc.aio.Channel]:
+        """Every replica's channel: `retrieval`, or `retrieval/<replica>` when partitioned."""
+        found: dict[str, grpc.aio.Channel] = {}
+        for tier, router in self.routers.items():
+            for name, channel in router.channels.items():
+                found[f"{tier}/{name}" if router.partitioned else tier] = channel
+        return found
 
     async def health(self) -> dict[str, str]:
-        """Each tier's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""
+        """Each replica's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""
 
         async def check(channel: grpc.aio.Channel) -> str:
             stub = health_pb2_grpc.HealthStub(channel)
@@ -51,9 +84,14 @@ class Tiers:
                 return f"UNREACHABLE ({error.code().name})"
             return str(health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status))
 
-        names = list(self.channels)
-        statuses = await asyncio.gather(*(check(self.channels[n]) for n in names))
+        channels = self.channels
+        names = list(channels)
+        statuses = await asyncio.gather(*(check(channels[n]) for n in names))
         return dict(zip(names, statuses, strict=True))
+
+    async def close(self) -> None:
+        for router in self.routers.values():
+            await router.close()
 
 
 class TierCalls:

@@ -3,9 +3,11 @@ and how it ended; never drawer text.
 
 `Gateway.operation` is the one door every face (REST, public gRPC, MCP, the dashboard through
 REST) goes through, so it wraps each operation whose effect is not a read (the operation
-table's `effect`) and records one event when the call ends, refused or not. Events are JSON
-lines, one file per UTC day under `<state_dir>/audit/`, appended and never rewritten; reading
-them is `ListAuditEvents` (admin; a store-scoped admin sees its stores' events only).
+table's `effect`) and records one event when the call ends, refused or not. Each event is one
+JSON line, kept by an `AuditBackend`: `AuditFiles`, one file per UTC day under
+`<state_dir>/audit/`, appended and never rewritten (one gateway), or `AuditStream`
+(`redis_state.py`), one Redis stream every gateway replica appends to. Reading them is
+`ListAuditEvents` (admin; a store-scoped admin sees its stores' events only).
 
 What an event holds is chosen so the log can be kept and shared: the token's id and tier, the
 operation's name, the store, the ids the request names (a drawer, a file, a link, a token, a
@@ -22,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from google.protobuf.message import Message
 
@@ -114,7 +116,40 @@ def event(
     )
 
 
+class AuditBackend(Protocol):
+    """Where audit lines are kept."""
+
+    def append(self, day: date, line: str) -> None:
+        """Keep one JSON line (no newline) of an event of UTC day `day`."""
+
+    def lines(self, since: date, until: date) -> Iterator[tuple[str, str]]:
+        """(where it is kept, line) of the events from `since` to `until` (inclusive),
+        newest first, read lazily."""
+
+
 class AuditLog:
+    """The audit log, kept by `backend`."""
+
+    def __init__(self, backend: AuditBackend) -> None:
+        self.backend = backend
+
+    def append(self, entry: AuditEvent) -> None:
+        line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":"))
+        self.backend.append(datetime.fromisoformat(entry.at).date(), line)
+
+    def read(self, since: date, until: date) -> Iterator[AuditEvent]:
+        """Events from `since` to `until` (inclusive), newest first."""
+        for where, line in self.backend.lines(since, until):
+            try:
+                data: dict[str, Any] = json.loads(line)
+                data["targets"] = tuple(data.get("targets", ()))
+                yield AuditEvent(**data)
+            except (json.JSONDecodeError, TypeError) as error:
+                # A line torn by a crash mid-write: said in the log, the rest read.
+                logger.warning("skipped an unreadable audit line in %s: %s", where, error)
+
+
+class AuditFiles:
     """Append-only JSONL files, one per UTC day, under `directory`."""
 
     def __init__(self, directory: Path) -> None:
@@ -124,10 +159,8 @@ class AuditLog:
     def _file(self, day: date) -> Path:
         return self.directory / f"{day.isoformat()}.jsonl"
 
-    def append(self, entry: AuditEvent) -> None:
-        line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
-        day = datetime.fromisoformat(entry.at).date()
-        data = line.encode("utf-8")
+    def append(self, day: date, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
         with self._lock:
             self.directory.mkdir(parents=True, exist_ok=True)
             # One write of the whole line to a file opened for appending: a reader sees the
@@ -135,8 +168,7 @@ class AuditLog:
             with self._file(day).open("ab", buffering=0) as out:
                 out.write(data)
 
-    def read(self, since: date, until: date) -> Iterator[AuditEvent]:
-        """Events from `since` to `until` (inclusive), newest first."""
+    def lines(self, since: date, until: date) -> Iterator[tuple[str, str]]:
         day = until
         while day >= since:
             path = self._file(day)
@@ -144,11 +176,5 @@ class AuditLog:
                 # What follows the last newline is a line still being written: not read yet.
                 lines = path.read_text(encoding="utf-8", errors="replace").split("\n")[:-1]
                 for line in reversed(lines):
-                    try:
-                        data: dict[str, Any] = json.loads(line)
-                        data["targets"] = tuple(data.get("targets", ()))
-                        yield AuditEvent(**data)
-                    except (json.JSONDecodeError, TypeError) as error:
-                        # A line torn by a crash mid-write: said in the log, the rest read.
-                        logger.warning("skipped an unreadable audit line in %s: %s", path, error)
+                    yield str(path), line
             day -= timedelta(days=1)

@@ -65,8 +65,8 @@ class BackupOperations(TierCalls):
         try:
             sizes = {}
             for tier in TIER_ORDER:
-                stub = getattr(self._tiers, tier)
-                sizes[tier] = await _spool_stream(
+                stub = self._tiers.routers[tier]
+                sizes[tier] = await spool_stream(
                     stub.BackupStore(request, timeout=self._stream_deadline),
                     scratch / f"{tier}.tar",
                 )
@@ -119,34 +119,39 @@ class BackupOperations(TierCalls):
             spooled = scratch / "backup.tar"
             await _spool_bytes(_prefixed(first.data, rest), spooled, self.max_restore_bytes)
             spec = _read_spec(spooled, name)
+            # Where the new store goes is decided now: each tier restores on its replica.
+            target = common_pb2.StoreContext(name=name, placement=self._tiers.place(name))
             restored: list[str] = []
             try:
                 for tier in TIER_ORDER:
-                    await self._restore_tier(tier, name, spooled)
+                    await self._restore_tier(tier, target, spooled)
                     restored.append(tier)
             except BaseException:
-                await self._undo(name, restored)
+                await self._undo(target, restored)
                 raise
-            return self.registry.create(spec)
+            return self.registry.create(spec, placement=target.placement)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    async def _restore_tier(self, tier: str, name: str, spooled: Path) -> None:
+    async def _restore_tier(
+        self, tier: str, target: common_pb2.StoreContext, spooled: Path
+    ) -> None:
         with tarfile.open(spooled, "r") as outer:
             member = _member(outer, f"{tier}.tar")
 
             async def chunks() -> AsyncIterator[common_pb2.ArchiveChunk]:
-                yield common_pb2.ArchiveChunk(store=common_pb2.StoreContext(name=name))
+                yield common_pb2.ArchiveChunk(store=target)
                 while piece := member.read(PIECE_BYTES):
                     yield common_pb2.ArchiveChunk(data=piece)
 
-            await self._client_stream(getattr(self._tiers, tier).RestoreStore, chunks())
+            replica = self._tiers.routers[tier].for_store(target)
+            await self._client_stream(replica.RestoreStore, chunks())
 
-    async def _undo(self, name: str, tiers: list[str]) -> None:
-        drop = common_pb2.DropStoreRequest(store=common_pb2.StoreContext(name=name))
+    async def _undo(self, target: common_pb2.StoreContext, tiers: list[str]) -> None:
+        drop = common_pb2.DropStoreRequest(store=target)
         for tier in tiers:
             with suppress(EngramError):
-                await call(getattr(self._tiers, tier).DropStore, drop)
+                await call(self._tiers.routers[tier].DropStore, drop)
 
 
 async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -156,7 +161,7 @@ async def _prefixed(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
         yield piece
 
 
-async def _spool_stream(stream: Any, path: Path) -> int:
+async def spool_stream(stream: Any, path: Path) -> int:
     size = 0
     try:
         with path.open("wb") as out:

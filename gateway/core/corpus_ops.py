@@ -38,5 +38,7 @@ class CorpusOperations(TierCalls):
                 if piece:
                     yield corpus_pb2.UploadFileChunk(data=piece)
 
-        answer = await self._client_stream(self._tiers.corpus.UploadFile, chunks())
+        answer = await self._client_stream(
+            self._tiers.corpus.for_store(header.store).UploadFile, chunks()
+        )
         return cast(corpus_pb2.CorpusFile, answer)

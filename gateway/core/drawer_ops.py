@@ -79,7 +79,9 @@ class DrawerOperations(TierCalls):
                 if piece:
                     yield retrieval_pb2.ImportDrawersChunk(jsonl=piece)
 
-        answer = await self._client_stream(self._tiers.retrieval.ImportDrawers, chunks())
+        answer = await self._client_stream(
+            self._tiers.retrieval.for_store(first.store).ImportDrawers, chunks()
+        )
         return cast(retrieval_pb2.ImportDrawersResponse, answer)
 
     # ------------------------------------------------------------------ search

@@ -33,6 +33,7 @@ from gateway.core.backup_ops import BackupOperations
 from gateway.core.corpus_ops import CorpusOperations
 from gateway.core.drawer_ops import DrawerOperations
 from gateway.core.jobs import JobBoard
+from gateway.core.move_ops import MoveOperations
 from gateway.core.operations import OPERATIONS, REQUIRED_TIER
 from gateway.core.principal import Principal, Tier
 from gateway.core.ratelimit import RateLimiter
@@ -60,7 +61,9 @@ _DEFAULT_JOB_LIMIT = 50
 LIST_COUNT_CONCURRENCY = 16
 
 
-class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOperations):
+class Gateway(
+    DrawerOperations, CorpusOperations, AuthoringOperations, BackupOperations, MoveOperations
+):
     """The operations of Engram's public API, over the tiers."""
 
     def __init__(
@@ -199,7 +202,7 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOpe
     ) -> gateway_pb2.StoreInfo:
         principal.require(Tier.ADMIN, "creating a store")
         principal.require_store(request.spec.name)
-        return self.registry.create(request.spec)
+        return self.registry.create(request.spec, placement=self._tiers.place(request.spec.name))
 
     async def list_stores(
         self, principal: Principal, request: gateway_pb2.ListStoresRequest
@@ -283,16 +286,11 @@ class Gateway(DrawerOperations, CorpusOperations, AuthoringOperations, BackupOpe
                 "repeat the request with confirm=true",
                 field="confirm",
             )
-        spec = info.spec
         drop = common_pb2.DropStoreRequest(
-            store=common_pb2.StoreContext(
-                name=spec.name,
-                deployment_mode=spec.deployment_mode,
-                legacy_authority=spec.legacy_authority,
-                caller_tier=int(principal.tier),  # type: ignore[arg-type]
-                caller_id=principal.token_id,
-            )
+            store=self.registry.context(info.spec.name, closed_ok=True)
         )
+        drop.store.caller_tier = int(principal.tier)  # type: ignore[assignment]
+        drop.store.caller_id = principal.token_id
         # Every tier first: if one fails the entry stays, and the delete can be repeated.
         await call(self._tiers.authoring.DropStore, drop)
         await call(self._tiers.corpus.DropStore, drop)

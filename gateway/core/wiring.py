@@ -1,7 +1,9 @@
-"""Wiring of one gateway process: lock, tokens, registry, tier channels, job queues.
+"""Wiring of one gateway process: its state (tokens, registry, audit log, rate limits), tier
+channels, job queues.
 
-Building does no I/O; `start()` takes the data directory's lock first (so a second gateway
-is refused before it touches anything), then opens the token table and replays the registry.
+Building does no I/O; `start()` claims the state first (local state: the data directory's
+lock, so a second gateway is refused before it touches anything; Redis state: a Redis that
+answers), then opens the token table and replays the registry.
 """
 
 from __future__ import annotations
@@ -10,18 +12,14 @@ import asyncio
 import shutil
 from dataclasses import dataclass, field
 
-import grpc
-
-from gateway.core.audit import AuditLog
 from gateway.core.jobs import JobBoard
-from gateway.core.lock import StateLock
-from gateway.core.ratelimit import RateLimiter
-from gateway.core.registry import StoreRegistry
 from gateway.core.service import Gateway, Tiers
+from gateway.core.state import GatewayState, open_state
 from gateway.core.tokens import TokenStore
 from gateway.settings import GatewaySettings
-from services.runtime.grpc_client import ClientPolicy, create_channel
+from services.runtime.grpc_client import ClientPolicy
 from services.runtime.jobs import JobQueue
+from services.runtime.routing import replica_queues
 
 TIER_NAMES = ("retrieval", "corpus", "authoring")
 
@@ -31,8 +29,8 @@ class GatewayDeps:
     """Everything the gateway's faces share; `start()` / `close()` bracket its life."""
 
     settings: GatewaySettings
-    lock: StateLock = field(init=False)
-    channels: dict[str, grpc.aio.Channel] = field(default_factory=dict)
+    state: GatewayState = field(init=False)
+    tiers: Tiers | None = None
     tokens: TokenStore | None = None
     jobs: JobBoard | None = None
     gateway: Gateway | None = None
@@ -42,16 +40,17 @@ class GatewayDeps:
     _warm_up: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
-        self.lock = StateLock(self.settings.state_dir)
+        self.state = open_state(self.settings)
 
     def start_sync(self) -> str | None:
-        """Lock the state directory and open the token table. Returns a newly created admin
-        token on a first start without ENGRAM_ADMIN_TOKEN (to be shown once), else None."""
-        self.lock.acquire(self.settings.host, self.settings.port)
+        """Claim the state (lock the state directory, or reach Redis) and open the token table.
+        Returns a newly created admin token on a first start without ENGRAM_ADMIN_TOKEN (to be
+        shown once), else None."""
+        self.state.claim(self.settings.host, self.settings.port)
         # What a backup or restore cut short by a crash left spooled (backup_ops).
         shutil.rmtree(self.settings.state_dir / "scratch", ignore_errors=True)
         if self.tokens is None:
-            self.tokens = TokenStore(self.settings.state_dir / "tokens.sqlite3")
+            self.tokens = self.state.tokens()
         return self.tokens.bootstrap(self.settings.bootstrap_admin_token())
 
     async def start(self) -> Gateway:
@@ -63,29 +62,31 @@ class GatewayDeps:
             self.first_admin_token = created
         assert self.tokens is not None
         settings = self.settings
-        registry = StoreRegistry(settings.state_dir / "stores.json")
+        registry = self.state.registry()
         policy = ClientPolicy(deadline_s=settings.tier_deadline_s)
-        self.channels = {
-            "retrieval": create_channel(settings.retrieval_addr, policy),
-            "corpus": create_channel(settings.corpus_addr, policy),
-            "authoring": create_channel(settings.authoring_addr, policy),
-        }
+        replicas = settings.replicas()
+        self.tiers = tiers = Tiers.connect(replicas, policy, registry.placement)
+        # One queue per replica of the tiers that run jobs (each works only its own stores').
         self.jobs = jobs = JobBoard(
             [
-                JobQueue(settings.redis_url, queue_name=settings.corpus_job_queue),
-                JobQueue(settings.redis_url, queue_name=settings.authoring_job_queue),
+                JobQueue(settings.redis_url, queue_name=queue)
+                for tier, base in (
+                    ("corpus", settings.corpus_job_queue),
+                    ("authoring", settings.authoring_job_queue),
+                )
+                for queue in replica_queues(base, replicas[tier])
             ]
         )
         self.gateway = Gateway(
             registry=registry,
             tokens=self.tokens,
-            tiers=Tiers(**self.channels),
+            tiers=tiers,
             jobs=jobs,
             max_upload_bytes=settings.max_upload_bytes,
             stream_deadline_s=settings.stream_deadline_s,
             sse_poll_s=settings.sse_poll_s,
-            audit_log=AuditLog(settings.state_dir / "audit"),
-            rate_limit=RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+            audit_log=self.state.audit_log(),
+            rate_limit=self.state.rate_limiter(settings.rate_limit_per_s, settings.rate_limit_burst)
             if settings.rate_limit_per_s > 0
             else None,
             scratch_dir=settings.state_dir / "scratch",
@@ -103,13 +104,13 @@ class GatewayDeps:
         if self.jobs is not None:
             await self.jobs.close()
             self.jobs = None
-        for channel in self.channels.values():
-            await channel.close()
-        self.channels = {}
+        if self.tiers is not None:
+            await self.tiers.close()
+            self.tiers = None
         if self.tokens is not None:
             self.tokens.close()
             self.tokens = None
-        self.lock.release()
+        self.state.release()
 
     async def tier_health(self) -> dict[str, str]:
         """Each tier's gRPC health status (SERVING, NOT_SERVING, or why it did not answer)."""

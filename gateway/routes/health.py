@@ -16,10 +16,17 @@ async def healthz() -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-@router.get("/readyz", summary="every tier reports SERVING")
+@router.get("/readyz", summary="every tier has a replica SERVING")
 async def readyz(request: Request) -> JSONResponse:
+    """Ready when each tier has a replica SERVING. One replica of a partitioned tier down
+    makes only its stores answer 503 (naming it); the gateway stays in rotation for the rest.
+    The body lists every replica."""
     tiers = await request.app.state.deps.tier_health()
-    ready = all(status == SERVING for status in tiers.values())
+    serving: dict[str, bool] = {}
+    for name, status in tiers.items():
+        tier = name.split("/", 1)[0]
+        serving[tier] = serving.get(tier, False) or status == SERVING
+    ready = all(serving.values())
     return JSONResponse(
         {"status": "ready" if ready else "not ready", "tiers": tiers},
         status_code=200 if ready else 503,

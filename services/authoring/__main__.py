@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import grpc
 from engram.v1 import corpus_pb2_grpc, retrieval_pb2_grpc
 
 from services.authoring.compose import COMPOSE_KIND, compose_handler
@@ -17,10 +16,12 @@ from services.authoring.server import create_server
 from services.authoring.settings import AuthoringSettings
 from services.authoring.state import AuthoringState
 from services.embedder.client import EmbedderClient
-from services.runtime.grpc_client import ClientPolicy, create_channel
+from services.runtime.grpc_client import ClientPolicy
 from services.runtime.jobs import JobQueue, JobWorker
 from services.runtime.lifecycle import serve_until_signalled
 from services.runtime.logs import configure_logging
+from services.runtime.routing import parse_replicas
+from services.runtime.store_router import StoreRouter
 from services.runtime.stores import OpenStores
 from services.runtime.tracing import configure_tracing
 
@@ -31,20 +32,31 @@ TIER_POLICY = ClientPolicy(deadline_s=60.0)
 def build_deps(
     settings: AuthoringSettings,
     *,
-    retrieval: grpc.aio.Channel,
-    corpus: grpc.aio.Channel,
     embedder: EmbedderClient,
     keys: ApiKeys | None = None,
 ) -> AuthoringDeps:
-    """Wire the authoring tier (shared with the tests)."""
+    """Wire the authoring tier (shared with the tests): routers to every replica of the
+    retrieval and corpus tiers (a store's calls go to the replicas its placement names)."""
     return AuthoringDeps(
         settings=settings,
         states=OpenStores(Path(settings.data_dir), AuthoringState.open, needs_dimension=False),
-        retrieval=retrieval_pb2_grpc.RetrievalServiceStub(retrieval),
-        corpus=corpus_pb2_grpc.CorpusServiceStub(corpus),
+        retrieval=StoreRouter(
+            "retrieval",
+            parse_replicas(settings.retrieval_addr, tier="retrieval"),
+            retrieval_pb2_grpc.RetrievalServiceStub,
+            TIER_POLICY,
+        ),
+        corpus=StoreRouter(
+            "corpus",
+            parse_replicas(settings.corpus_addr, tier="corpus"),
+            corpus_pb2_grpc.CorpusServiceStub,
+            TIER_POLICY,
+        ),
         embedder=embedder,
         jobs=JobQueue(
-            settings.redis_url, queue_name=settings.job_queue, max_queued=settings.job_max_queued
+            settings.redis_url,
+            queue_name=settings.replica_queue,
+            max_queued=settings.job_max_queued,
         ),
         keys=keys or ApiKeys.from_environ(settings.secrets_dir),
     )
@@ -54,7 +66,7 @@ def build_worker(deps: AuthoringDeps) -> JobWorker:
     """The compose worker of this process."""
     return JobWorker(
         deps.settings.redis_url,
-        deps.settings.job_queue,
+        deps.settings.replica_queue,
         {
             COMPOSE_KIND: compose_handler(deps),
             CONSOLIDATE_KIND: consolidate_handler(deps),
@@ -67,10 +79,8 @@ def build_worker(deps: AuthoringDeps) -> JobWorker:
 
 
 async def _serve(settings: AuthoringSettings) -> None:
-    retrieval = create_channel(settings.retrieval_addr, TIER_POLICY)
-    corpus = create_channel(settings.corpus_addr, TIER_POLICY)
     embedder = EmbedderClient(settings.embedder_addr)
-    deps = build_deps(settings, retrieval=retrieval, corpus=corpus, embedder=embedder)
+    deps = build_deps(settings, embedder=embedder)
     tier = create_server(settings, deps)
     tier.metrics.serve(settings.metrics_port, settings.host)
     worker = build_worker(deps)
@@ -87,9 +97,7 @@ async def _serve(settings: AuthoringSettings) -> None:
         if worker_task is not None:
             await asyncio.gather(worker_task, return_exceptions=True)
         await deps.jobs.close()
-        deps.states.close()
-        await retrieval.close()
-        await corpus.close()
+        await deps.close()
         await embedder.close()
 
     await serve_until_signalled(

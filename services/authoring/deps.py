@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from engram.v1 import common_pb2, corpus_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from engram.v1 import common_pb2, retrieval_pb2
 
 from services.authoring.core import DraftRules
 from services.authoring.invokers import ApiKeys
@@ -14,6 +14,7 @@ from services.authoring.state import AuthoringState
 from services.embedder.client import EmbedderClient
 from services.runtime.grpc_client import call
 from services.runtime.jobs import JobQueue
+from services.runtime.store_router import StoreRouter
 from services.runtime.stores import OpenStores
 
 WING_SAMPLE = 64  # wings and rooms shown to an invoker as hints
@@ -23,8 +24,8 @@ WING_SAMPLE = 64  # wings and rooms shown to an invoker as hints
 class AuthoringDeps:
     settings: AuthoringSettings
     states: OpenStores[AuthoringState]
-    retrieval: retrieval_pb2_grpc.RetrievalServiceStub
-    corpus: corpus_pb2_grpc.CorpusServiceStub
+    retrieval: StoreRouter  # every replica; a call goes to its store's (StoreContext.placement)
+    corpus: StoreRouter
     embedder: EmbedderClient  # the offline composer's sentence typing
     jobs: JobQueue
     keys: ApiKeys
@@ -69,3 +70,9 @@ class AuthoringDeps:
 
     def forget(self, store: str) -> None:
         self._wings.pop(store, None)
+
+    async def close(self) -> None:
+        """Close the per-store state and the channels to the other tiers."""
+        self.states.close()
+        await self.retrieval.close()
+        await self.corpus.close()

@@ -205,5 +205,7 @@ class AuthoringServicer(BackupRpcs, authoring_pb2_grpc.AuthoringServiceServicer)
     ) -> common_pb2.DropStoreResponse:
         mode_of(request.store)
         self._deps.forget(request.store.name)
-        dropped = await asyncio.to_thread(self._deps.states.drop, request.store.name)
+        dropped = await asyncio.to_thread(
+            self._deps.states.drop, request.store.name, keep_shared=request.keep_shared
+        )
         return common_pb2.DropStoreResponse(dropped=dropped)

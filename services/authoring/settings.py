@@ -17,12 +17,14 @@ class AuthoringSettings(JobSettings, TierSettings):
     retrieval_addr: str = Field(
         "127.0.0.1:50052",
         validation_alias=AliasChoices("ENGRAM_AUTHORING_RETRIEVAL_ADDR", "ENGRAM_RETRIEVAL_ADDR"),
-        description="host:port of the retrieval tier (every drawer write goes through it)",
+        description="host:port of the retrieval tier (every drawer write goes through it), or "
+        "name=host:port,... for its replicas, named as the gateway names them",
     )
     corpus_addr: str = Field(
         "127.0.0.1:50053",
         validation_alias=AliasChoices("ENGRAM_AUTHORING_CORPUS_ADDR", "ENGRAM_CORPUS_ADDR"),
-        description="host:port of the corpus tier (raw sessions are read from it)",
+        description="host:port of the corpus tier (raw sessions are read from it), or "
+        "name=host:port,... for its replicas",
     )
     embedder_addr: str = Field(
         "127.0.0.1:50051",
@@ -35,7 +37,9 @@ class AuthoringSettings(JobSettings, TierSettings):
         validation_alias=AliasChoices("ENGRAM_AUTHORING_REDIS_URL", "ENGRAM_REDIS_URL"),
         description="Redis holding the compose job queue",
     )
-    job_queue: str = Field("engram:authoring", description="Redis queue name of compose jobs")
+    job_queue: str = Field(
+        "engram:authoring", description="Redis queue name of compose jobs (<name>@<replica>)"
+    )
     compose_concurrency: int = Field(2, ge=1, le=64, description="compose jobs run at once")
     job_lease_s: float = Field(
         60.0,

@@ -160,7 +160,8 @@ class AuthoringState:
         with self._lock:
             self._db.close()
 
-    def drop(self) -> None:
+    def drop(self, *, keep_shared: bool = False) -> None:
+        """Delete the store's authoring state (all of it is this replica's own)."""
         self.close()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -32,8 +33,9 @@ from engram.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.bench.embedder import _free_port
 from services.bench.report import markdown_table, percentile
 from services.bench.synthetic import (
+    EMBEDDED_AT_MOST,
     SyntheticQuery,
-    cached_vectors,
+    scaled_vectors,
     synthetic_drawers,
     synthetic_queries,
 )
@@ -71,13 +73,16 @@ class Plan:
     per_client: int  # concurrent run: requests per client
     index_drawers: int
     probes: int  # queries per in-process probe
-    ann: bool  # build the HNSW index at the largest size and measure again
+    ann: bool  # build the HNSW index where the tier would, and measure again
+    # Larger stores are measured only with their HNSW index, as the tier serves them (an
+    # exact search of a million vectors is a state the tier leaves within minutes).
+    exact_up_to: int = 100_000
 
     @classmethod
     def of(cls, quick: bool) -> Plan:
         if quick:
             return cls((2_000,), 50, 5, 500, 20, ann=False)
-        return cls((10_000, 100_000), 200, 25, 2_000, 50, ann=True)
+        return cls((10_000, 100_000, 1_000_000), 200, 25, 2_000, 50, ann=True)
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,8 @@ def summarise(samples: Sequence[Sample]) -> dict[str, float]:
         "candidates_p50": percentile([s.candidates_ms for s in samples], 50),
         "scoring_p50": percentile([s.scoring_ms for s in samples], 50),
         "server_p50": percentile([s.server_ms for s in samples], 50),
+        # The engine's own time as the caller sees it: everything but the query embedding.
+        "engine_p50": percentile([s.e2e_ms - s.embed_ms for s in samples], 50),
         # Drawer fetch after the cut (in total_ms, in no named stage).
         "fetch_p50": percentile(
             [s.server_ms - s.embed_ms - s.candidates_ms - s.scoring_ms for s in samples], 50
@@ -171,12 +178,30 @@ def running_tier(name: str, env: dict[str, str], log_dir: Path, timeout_s: float
     full_env[f"{spec.env_prefix}HOST"] = "127.0.0.1"
     log = log_dir / f"{name}-{port}.log"
     process = spawn_tier(spec, full_env, log)
+    address = f"127.0.0.1:{port}"
+    _PIDS[address] = process.pid
     try:
         wait_until_serving(process, spec, "127.0.0.1", port, log, timeout_s)
-        yield f"127.0.0.1:{port}"
+        yield address
     finally:
+        _PIDS.pop(address, None)
         # Generous grace: the retrieval tier flushes its shard on SIGTERM.
         stop_process_group(process, 30)
+
+
+_PIDS: dict[str, int] = {}  # address of each tier running_tier started -> its process id
+
+
+def resident_mib(address: str) -> float:
+    """Resident memory of the tier process serving `address` (running_tier's), in MiB."""
+    status = Path(f"/proc/{_PIDS[address]}/status").read_text()
+    kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return kib / 1024
+
+
+def disk_mib(folder: Path) -> float:
+    """What a store's files take on disk, in MiB."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
 
 
 # ---------------------------------------------------------------- writes
@@ -421,8 +446,9 @@ def run(quick: bool) -> dict[str, Any]:
     index_min_points = RetrievalSettings().index_min_points
     queries = QuerySets.of(plan)
     probe_queries = queries.scenarios[SCENARIOS[0].name][: plan.probes]
+    _say(f"retrieval: {max(plan.sizes):,} synthetic drawers")
     drawers = synthetic_drawers(max(plan.sizes), seed=0)
-    vectors = cached_vectors([d.content for d in drawers], progress=_say)
+    vectors = scaled_vectors([d.content for d in drawers], progress=_say)
     now = datetime.now(UTC)
     # What IndexDrawers would store: content hash, pin default, updated_at filled in.
     prepared = [prepare(d, now, 0.5) for d in drawers]
@@ -444,10 +470,16 @@ def run(quick: bool) -> dict[str, Any]:
             results["index"] = bench.index_figures(tmp, prepared, vectors)
             for size in plan.sizes:
                 # An HNSW index exists only where the tier would build one.
-                with_ann = plan.ann and size == max(plan.sizes) and size >= index_min_points
+                with_ann = plan.ann and size >= max(index_min_points, plan.exact_up_to)
                 results["sizes"][size] = bench.store_figures(
-                    tmp / f"n{size}", prepared[:size], vectors[:size], ann=with_ann
+                    tmp / f"n{size}",
+                    prepared[:size],
+                    vectors[:size],
+                    ann=with_ann,
+                    exact=size <= plan.exact_up_to,
                 )
+                # Each store's files go once measured: a million drawers take gigabytes.
+                shutil.rmtree(tmp / f"n{size}", ignore_errors=True)
     results["markdown"] = render(results)
     return results
 
@@ -496,9 +528,11 @@ class _Bench:
         vectors: npt.NDArray[np.float32],
         *,
         ann: bool,
+        exact: bool = True,
     ) -> dict[str, Any]:
-        """One store size as written (searched exactly: no HNSW index yet), then, with `ann`,
-        with its HNSW index built. Each variant gets in-process probes and tier searches."""
+        """One store size as written (searched exactly: no HNSW index yet) when `exact`, then,
+        with `ann`, with its HNSW index built. Each variant gets in-process probes and tier
+        searches, the tier's resident memory after them, and the store's size on disk."""
         size = len(drawers)
         _say(f"retrieval: writing {size:,} drawers into a pool")
         figures: dict[str, Any] = {"variants": {}}
@@ -508,15 +542,20 @@ class _Bench:
         figures["pool_open_s"] = time.perf_counter() - started
         pool.close()
 
-        _say(f"retrieval: {size:,} drawers as written")
-        variant = self.variant(root, SCENARIOS, dimension=vectors.shape[1])
-        figures["tier_first_request_s"] = variant.pop("tier_first_request_s")
-        figures["variants"][AS_WRITTEN] = variant
+        if exact:
+            _say(f"retrieval: {size:,} drawers as written")
+            variant = self.variant(root, SCENARIOS, dimension=vectors.shape[1])
+            figures["tier_first_request_s"] = variant.pop("tier_first_request_s")
+            figures["variants"][AS_WRITTEN] = variant
         if ann:
-            _say(f"retrieval: {size:,} drawers with the HNSW index")
+            _say(f"retrieval: building the HNSW index of {size:,} drawers")
             built = build_ann(root, vectors.shape[1], self.probe_vectors)
+            _say(f"retrieval: {size:,} drawers with the HNSW index")
             variant = self.variant(root, HNSW_SCENARIOS, dimension=vectors.shape[1])
+            figures.setdefault("tier_first_request_s", variant["tier_first_request_s"])
+            variant.pop("tier_first_request_s")
             figures["variants"][WITH_HNSW] = {**variant, "ann": built}
+        figures["disk_mib"] = disk_mib(store_dir(root, STORE))
         return figures
 
     def variant(
@@ -532,7 +571,8 @@ class _Bench:
         with self.retrieval_tier(root) as target:
             first = asyncio.run(open_store(target))
             searched = asyncio.run(measure_searches(target, self.queries, scenarios))
-        return {"probes": probes, "tier_first_request_s": first, **searched}
+            rss = resident_mib(target)
+        return {"probes": probes, "tier_first_request_s": first, "tier_rss_mib": rss, **searched}
 
 
 def _say(message: str) -> None:
@@ -617,15 +657,68 @@ def render(results: dict[str, Any]) -> str:
             open_rows,
         ),
     ]
-    ann = sizes[max(sizes)]["variants"].get(WITH_HNSW, {}).get("ann")
-    if ann:
-        parts.append(
-            f"HNSW at {max(sizes):,}: built in {ann['build_s']:.0f} s in a child process, "
-            f"{ann['indexed_vectors']:,} vectors indexed, recall@10 against exact search "
-            f"{ann['recall_at_10']:.3f}."
-        )
+    for size, figures in sizes.items():
+        ann = figures["variants"].get(WITH_HNSW, {}).get("ann")
+        if ann:
+            parts.append(
+                f"HNSW at {size:,}: built in {ann['build_s']:.0f} s in a child process, "
+                f"{ann['indexed_vectors']:,} vectors indexed, recall@10 against exact search "
+                f"{ann['recall_at_10']:.3f}."
+            )
+    parts.append(growth(results))
     parts.append(verdict(results))
     return "\n\n".join(parts)
+
+
+def growth(results: dict[str, Any]) -> str:
+    """The growth curve: per size, the variant the tier serves (HNSW where it builds one), the
+    engine's own time (everything but the query embedding), memory and disk."""
+    rows = []
+    for size, figures in results["sizes"].items():
+        name = WITH_HNSW if WITH_HNSW in figures["variants"] else AS_WRITTEN
+        variant = figures["variants"][name]
+        s = variant["scenarios"][SCENARIOS[0].name]
+        rows.append(
+            [
+                f"{size:,}",
+                name,
+                s["e2e_p50"],
+                s["e2e_p99"],
+                s["engine_p50"],
+                s["candidates_p50"],
+                s["scoring_p50"],
+                s["fetch_p50"],
+                variant["tier_rss_mib"],
+                figures["disk_mib"],
+                figures["build_drawers_per_s"],
+                variant.get("ann", {}).get("build_s", 0.0),
+            ]
+        )
+    return "\n\n".join(
+        [
+            "#### Growth (intent given, no filter; the variant the tier serves at each size)",
+            markdown_table(
+                [
+                    "drawers",
+                    "variant",
+                    "e2e p50",
+                    "e2e p99",
+                    "engine p50 (all but embedding)",
+                    "candidates p50",
+                    "scoring p50",
+                    "fetch p50",
+                    "retrieval RSS MiB",
+                    "store on disk MiB",
+                    "writes drawers/s",
+                    "HNSW build s",
+                ],
+                rows,
+            ),
+            f"Beyond {EMBEDDED_AT_MOST:,} drawers the model embeds no more texts: each later "
+            "drawer's vector is an embedded one's plus noise (cosine ~0.9 to it), so the index "
+            "and the search see the shape of real embeddings; only timings are read there.",
+        ]
+    )
 
 
 def _latency_row(size: str, variant: str, scenario: str, s: dict[str, float]) -> list[Any]:
@@ -645,9 +738,9 @@ def _latency_row(size: str, variant: str, scenario: str, s: dict[str, float]) ->
 
 
 def verdict(results: dict[str, Any]) -> str:
-    """Whether the largest store meets p50 < 25 ms end to end, what dominates, and the
-    measured size of each lever."""
-    size = max(results["sizes"])
+    """Whether the largest store measured as written meets p50 < 25 ms end to end, what
+    dominates, and the measured size of each lever."""
+    size = max(s for s, f in results["sizes"].items() if AS_WRITTEN in f["variants"])
     variants = results["sizes"][size]["variants"]
     written = variants[AS_WRITTEN]
     base = written["scenarios"][SCENARIOS[0].name]

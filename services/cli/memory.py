@@ -24,7 +24,39 @@ from services.cli.progress import ProgressPrinter, progress_line, state_name
 JOB_ENDED_WELL = common_pb2.JOB_STATE_DONE
 
 
+# A move copies every tier's snapshot of a store: give it as long as a backup.
+MOVE_DEADLINE_S = 3600.0
+
+
+def _moves(args: argparse.Namespace, client: Client) -> int:
+    """`--move NAME [--to tier=replica ...]` or `--rebalance`: each store that must move is
+    moved (drained, copied, the old copy dropped), one after another; says what moved."""
+    to: dict[str, str] = {}
+    for pair in args.to or []:
+        tier, sep, replica = pair.partition("=")
+        if not sep or not tier or not replica:
+            print(f"engram stores: --to takes tier=replica, got {pair!r}", file=sys.stderr)
+            return EXIT_REFUSED
+        to[tier] = replica
+    names = [args.move] if args.move else [i.spec.name for i in client.list_stores().stores]
+    for name in names:
+        answer = client.move_store(name=name, to=to, deadline_s=MOVE_DEADLINE_S)
+
+        def text(answer: gateway_pb2.MoveStoreResponse = answer, name: str = name) -> str:
+            if not answer.moved:
+                return f"{name}: in place"
+            return f"{name}: " + ", ".join(
+                f"{m.tier} {m.from_replica} -> {m.to_replica} ({m.bytes / 1e6:.1f} MB)"
+                for m in answer.moved
+            )
+
+        emit(args, answer, text)
+    return EXIT_OK
+
+
 def _stores(args: argparse.Namespace, client: Client) -> int:
+    if args.move or args.rebalance:
+        return _moves(args, client)
     if args.create:
         spec = gateway_pb2.StoreSpec(name=args.create, description=args.description or "")
         if args.mode == "companion":
@@ -195,6 +227,23 @@ def add_memory_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     stores.add_argument("--create", metavar="NAME", help="create a store (admin token)")
     stores.add_argument("--mode", choices=("default", "companion"), default="default")
     stores.add_argument("--description", help="what the new store holds")
+    stores.add_argument(
+        "--move",
+        metavar="NAME",
+        help="move a store to the tier replicas rendezvous hashing now picks, or --to (admin)",
+    )
+    stores.add_argument(
+        "--to",
+        action="append",
+        metavar="TIER=REPLICA",
+        help="with --move: the replica a tier's data goes to (repeatable)",
+    )
+    stores.add_argument(
+        "--rebalance",
+        action="store_true",
+        help="move every store that is not where rendezvous hashing now puts it (after "
+        "replicas were added, or to empty the draining ones); says what moved",
+    )
     add_connection_arguments(stores)
     stores.set_defaults(func=lambda a: run_command("stores", a, lambda c: _stores(a, c)))
 

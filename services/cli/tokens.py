@@ -1,7 +1,8 @@
-"""`engram token create|list|revoke`: the gateway's token table of a data directory.
+"""`engram token create|list|revoke`: the gateway's token table, wherever the gateway's settings
+keep it (`ENGRAM_GATEWAY_STATE_BACKEND`): SQLite under a data directory, or Redis.
 
-Works whether or not the gateway runs (the table is SQLite in WAL mode); a revoked token stops
-working at the running gateway's next request.
+Works whether or not the gateway runs (SQLite in WAL mode, or the Redis every gateway replica
+reads); a revoked token stops working at each running gateway's next request.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ import json
 from pathlib import Path
 
 from gateway.core.principal import Tier
+from gateway.core.state import GatewayState, open_state
 from gateway.core.tokens import TokenRecord, TokenStore
 from gateway.settings import GatewaySettings
 from services.runtime.errors import EngramError
 
 
-def _open(data_dir: Path | None) -> TokenStore:
+def _state(data_dir: Path | None) -> GatewayState:
+    """The gateway's state as its settings name it (no lock: the CLI may run beside it)."""
     settings = GatewaySettings(data_dir=data_dir) if data_dir else GatewaySettings()
-    return TokenStore(settings.state_dir / "tokens.sqlite3")
+    return open_state(settings)
 
 
 def _row(record: TokenRecord) -> dict[str, object]:
@@ -36,30 +39,40 @@ def _row(record: TokenRecord) -> dict[str, object]:
 
 def run_token(args: argparse.Namespace) -> int:
     """Run one token subcommand; prints what it did, returns the exit code."""
-    tokens = _open(args.data_dir)
+    state = _state(args.data_dir)
     try:
-        if args.token_command == "create":
-            record, token = tokens.create(Tier.parse(args.tier), args.store or None, args.label)
-            scope = ", ".join(record.stores) if record.stores else "every store"
-            print(f"created {record.id} ({record.tier.label}, {scope}). The token, shown once:")
-            print(token)
-        elif args.token_command == "list":
-            for record in tokens.list():
-                print(json.dumps(_row(record)))
-        else:
-            tokens.revoke(args.id)
-            print(f"revoked {args.id}")
+        tokens = state.tokens()
+        try:
+            _run(args, tokens)
+        finally:
+            tokens.close()
     except EngramError as error:
         print(f"engram token: {error.message}")
         return 1
     finally:
-        tokens.close()
+        state.release()
     return 0
+
+
+def _run(args: argparse.Namespace, tokens: TokenStore) -> None:
+    if args.token_command == "create":
+        record, token = tokens.create(Tier.parse(args.tier), args.store or None, args.label)
+        scope = ", ".join(record.stores) if record.stores else "every store"
+        print(f"created {record.id} ({record.tier.label}, {scope}). The token, shown once:")
+        print(token)
+    elif args.token_command == "list":
+        for record in tokens.list():
+            print(json.dumps(_row(record)))
+    else:
+        tokens.revoke(args.id)
+        print(f"revoked {args.id}")
 
 
 def add_token_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     token = sub.add_parser("token", help="create, list or revoke gateway tokens")
-    token.add_argument("--data-dir", type=Path, help="root of local state (ENGRAM_DATA_DIR)")
+    token.add_argument(
+        "--data-dir", type=Path, help="root of local state (ENGRAM_DATA_DIR; local state only)"
+    )
     actions = token.add_subparsers(dest="token_command", required=True)
     create = actions.add_parser("create", help="create a token (printed once)")
     create.add_argument("--tier", required=True, choices=["read", "write", "admin"])

@@ -31,7 +31,7 @@ def build_deps(
         qdrant_topology=storage.qdrant_topology(),
     )
     jobs = JobQueue(
-        settings.redis_url, queue_name=settings.job_queue, max_queued=settings.job_max_queued
+        settings.redis_url, queue_name=settings.replica_queue, max_queued=settings.job_max_queued
     )
     return CorpusDeps(settings=settings, stores=stores, embedder=embedder, jobs=jobs)
 
@@ -40,7 +40,7 @@ def build_worker(deps: CorpusDeps) -> JobWorker:
     """The ingest worker of this process."""
     return JobWorker(
         deps.settings.redis_url,
-        deps.settings.job_queue,
+        deps.settings.replica_queue,
         {
             INGEST_KIND: ingest_handler(deps.stores, deps.embedder, deps.chunk_options),
             REEMBED_KIND: reembed_handler(deps.stores, deps.embedder),

@@ -233,5 +233,7 @@ class CorpusServicer(BackupRpcs, corpus_pb2_grpc.CorpusServiceServicer):
         self, request: common_pb2.DropStoreRequest, context: Context
     ) -> common_pb2.DropStoreResponse:
         name = validate_store_name(request.store.name)
-        dropped = await asyncio.to_thread(self._deps.stores.drop, name)
+        dropped = await asyncio.to_thread(
+            self._deps.stores.drop, name, keep_shared=request.keep_shared
+        )
         return common_pb2.DropStoreResponse(dropped=dropped)

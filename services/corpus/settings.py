@@ -24,7 +24,9 @@ class CorpusSettings(JobSettings, TierSettings):
         validation_alias=AliasChoices("ENGRAM_CORPUS_REDIS_URL", "ENGRAM_REDIS_URL"),
         description="Redis holding the ingest job queue",
     )
-    job_queue: str = Field("engram:corpus", description="Redis queue name of ingest jobs")
+    job_queue: str = Field(
+        "engram:corpus", description="Redis queue name of ingest jobs (<name>@<replica>)"
+    )
     ingest_concurrency: int = Field(2, ge=1, le=64, description="ingest jobs run at once")
     job_lease_s: float = Field(
         30.0,

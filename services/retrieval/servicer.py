@@ -114,7 +114,9 @@ class RetrievalServicer(BackupRpcs, retrieval_pb2_grpc.RetrievalServiceServicer)
         self, request: common_pb2.DropStoreRequest, context: Context
     ) -> common_pb2.DropStoreResponse:
         view = convert.store_view(request.store)
-        dropped = await asyncio.to_thread(self._deps.pools.drop, view.name)
+        dropped = await asyncio.to_thread(
+            self._deps.pools.drop, view.name, keep_shared=request.keep_shared
+        )
         return common_pb2.DropStoreResponse(dropped=dropped)
 
     async def CheckStore(

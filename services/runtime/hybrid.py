@@ -272,7 +272,11 @@ class HybridCollection:
             return KeywordHits()
         return self.keywords.search_scored(text, limit=limit, filter_ids=allowed_ids)
 
-    def drop(self) -> None:
+    def drop(self, *, keep_shared: bool = False) -> None:
+        """Delete the collection, unless `keep_shared` and it lives on a server every replica
+        shares (the keyword sidecar is a file in the store's folder, deleted with it)."""
+        if keep_shared and self.vectors.shared:
+            return
         with self.lock:
             self.vectors.drop_collection(self.collection)
 

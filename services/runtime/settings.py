@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.runtime.routing import queue_name
 from services.runtime.vectorstore.topology import QdrantTopology, ReadConsistency, WriteOrdering
 
 VectorBackend = Literal["edge", "qdrant"]
@@ -44,6 +45,12 @@ class JobSettings(BaseSettings):
     met a passing failure (a tier or the embedder unreachable or saturated): mixed into its
     settings."""
 
+    job_queue: str = Field("engram:jobs", description="Redis queue name of this tier's jobs")
+    replica_name: str = Field(
+        "",
+        description="this replica's name when the tier runs as several (docs/scaling.md): its "
+        "jobs queue as <job_queue>@<name>, and the gateway's replica list names it the same",
+    )
     job_max_queued: int = Field(
         1000,
         ge=0,
@@ -63,6 +70,11 @@ class JobSettings(BaseSettings):
         description="first wait before a failed attempt is retried; doubled each time, at "
         "most 60 s (6 tries ride out about a minute of a tier being down)",
     )
+
+    @property
+    def replica_queue(self) -> str:
+        """The queue this replica enqueues to and works from: only its own stores' jobs."""
+        return queue_name(self.job_queue, self.replica_name)
 
 
 class StorageSettings(BaseSettings):

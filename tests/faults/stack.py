@@ -98,25 +98,7 @@ class FaultStack:
         """Start one process (again, on the same data) and wait until it serves."""
         self.starts[name] = self.starts.get(name, 0) + 1
         if name == "redis":
-            directory = self.root / "redis"
-            directory.mkdir(parents=True, exist_ok=True)
-            log = self.log(name)
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("ab") as out:
-                self.processes[name] = subprocess.Popen(
-                    [
-                        "redis-server",
-                        *redis_server_args("127.0.0.1", self.ports["redis"], directory),
-                    ],
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            client = redis.Redis.from_url(self.redis_url, socket_timeout=0.5)
-            try:
-                wait_for(lambda: _pings(client), 20, "redis-server answering")
-            finally:
-                client.close()
+            self.processes[name] = start_redis(self.root / "redis", self.ports["redis"], self.log)
             return
         spec = SPECS[name]
         process = spawn_tier(spec, self._env(spec), self.log(name))
@@ -165,6 +147,27 @@ class FaultStack:
                 return False
 
         wait_for(ready, timeout_s, "every tier ready behind the gateway", every_s=0.25)
+
+
+def start_redis(directory: Path, port: int, log: Callable[[str], Path]) -> subprocess.Popen[bytes]:
+    """A redis-server on `port` persisting under `directory` (as `engram up` runs one),
+    answering PING before this returns."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = log("redis")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as out:
+        process = subprocess.Popen(
+            ["redis-server", *redis_server_args("127.0.0.1", port, directory)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    client = redis.Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_timeout=0.5)
+    try:
+        wait_for(lambda: _pings(client), 20, "redis-server answering")
+    finally:
+        client.close()
+    return process
 
 
 def _pings(client: redis.Redis) -> bool:

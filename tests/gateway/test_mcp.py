@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import grpc
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -438,14 +437,16 @@ async def _authoring_tier(tiers: Tiers, root: Path, embedder_addr: str, **settin
     """A second authoring tier over the shared retrieval and corpus tiers, configured
     otherwise (no worker: it serves calls only)."""
     config = AuthoringSettings(
-        host="127.0.0.1", port=0, data_dir=root, redis_url=tiers.redis_url, **settings
+        host="127.0.0.1",
+        port=0,
+        data_dir=root,
+        redis_url=tiers.redis_url,
+        retrieval_addr=tiers.retrieval_addr,
+        corpus_addr=tiers.corpus_addr,
+        **settings,
     )
-    to_retrieval = grpc.aio.insecure_channel(tiers.retrieval_addr)
-    to_corpus = grpc.aio.insecure_channel(tiers.corpus_addr)
     embedder = EmbedderClient(embedder_addr)
-    deps = build_authoring_deps(
-        config, retrieval=to_retrieval, corpus=to_corpus, embedder=embedder, keys=ApiKeys({})
-    )
+    deps = build_authoring_deps(config, embedder=embedder, keys=ApiKeys({}))
     tier = create_authoring_server(config, deps)
     await tier.start()
     await tier.set_serving(True)
@@ -453,8 +454,7 @@ async def _authoring_tier(tiers: Tiers, root: Path, embedder_addr: str, **settin
         yield f"127.0.0.1:{tier.port}"
     finally:
         await tier.stop(0.5)
-        deps.states.close()
-        await asyncio.gather(to_retrieval.close(), to_corpus.close(), embedder.close())
+        await asyncio.gather(deps.close(), embedder.close())
 
 
 async def test_the_signature_rule_in_force_reaches_the_mcp_schemas(

@@ -170,10 +170,11 @@ class CorpusStore:
         self.catalog.close()
         self.vectors.close()
 
-    def drop(self) -> None:
-        """Delete everything of this store (collections first: on a server they outlive us)."""
-        self.raw.collection.drop()
-        self.source.drop()
+    def drop(self, *, keep_shared: bool = False) -> None:
+        """Delete everything of this store (collections first: on a server they outlive us;
+        `keep_shared` keeps those, for a store moving to another replica)."""
+        self.raw.collection.drop(keep_shared=keep_shared)
+        self.source.drop(keep_shared=keep_shared)
         self.close()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -195,8 +195,8 @@ class SourceStore:
     def get(self, ids: Sequence[str]) -> dict[str, SourceChunk]:
         return {i: _chunk(p) for i, p in self.collection.retrieve(ids)}
 
-    def drop(self) -> None:
-        self.collection.drop()
+    def drop(self, *, keep_shared: bool = False) -> None:
+        self.collection.drop(keep_shared=keep_shared)
 
     def close(self) -> None:
         self.collection.close()

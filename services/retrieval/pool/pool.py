@@ -275,10 +275,11 @@ class DrawerPool:
             self.links.end_all_for(present, now)
             return len(present)
 
-    def drop(self) -> None:
-        """Delete the whole pool from disk (store deletion)."""
+    def drop(self, *, keep_shared: bool = False) -> None:
+        """Delete the whole pool from disk (store deletion; `keep_shared` keeps a server's
+        collection, for a store moving to another replica)."""
         with self._lock:
-            self.collection.drop()
+            self.collection.drop(keep_shared=keep_shared)
             self.close()
             shutil.rmtree(self.location.root, ignore_errors=True)
 

@@ -346,6 +346,10 @@ class VectorStore(ABC):
     collection raises NotFound when it does not exist (ensure_collection creates it).
     """
 
+    # Whether every replica of a tier sees these collections (a server), so a store moving
+    # between replicas keeps them where they are (DropStoreRequest.keep_shared).
+    shared: bool = False
+
     @abstractmethod
     def ensure_collection(self, name: str, dimension: int) -> None:
         """Create the collection if missing; InvalidInput if it exists with another dimension."""

@@ -80,6 +80,7 @@ class QdrantVectorStore(VectorStore):
             raise InvalidInput("the qdrant backend needs a url (or ':memory:', or a path)")
         self._where = url or str(path)
         self._local = url == IN_MEMORY or not url
+        self.shared = not self._local
         # A cluster's layout and consistency; local mode has no cluster and is given none.
         self._topology = topology or QdrantTopology()
         self._cluster = not self._local

@@ -153,14 +153,13 @@ async def running_stack(
         redis_url=redis_url,
         job_queue=authoring_queue,
         job_lease_s=10.0,
+        retrieval_addr=f"127.0.0.1:{retrieval.tier.port}",
+        corpus_addr=f"127.0.0.1:{corpus_tier.port}",
     )
-    to_retrieval = grpc.aio.insecure_channel(f"127.0.0.1:{retrieval.tier.port}")
     to_corpus = grpc.aio.insecure_channel(f"127.0.0.1:{corpus_tier.port}")
     authoring_embedder = EmbedderClient(embedder_addr)
     deps = build_deps(
         settings,
-        retrieval=to_retrieval,
-        corpus=to_corpus,
         embedder=authoring_embedder,
         keys=keys if keys is not None else ApiKeys({"OPENAI_API_KEY": "sk-test-authoring-key"}),
     )
@@ -192,8 +191,7 @@ async def running_stack(
         await worker.close()
         await asyncio.gather(worker_task, return_exceptions=True)
         await deps.jobs.close()
-        deps.states.close()
-        await to_retrieval.close()
+        await deps.close()
         await to_corpus.close()
         await authoring_embedder.close()
         await corpus_tier.stop(0.5)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gateway.core.audit import AuditEvent, AuditLog
+from gateway.core.audit import AuditEvent, AuditFiles, AuditLog
 
 
 def _event(target: str, at: datetime) -> AuditEvent:
@@ -15,7 +15,7 @@ def _event(target: str, at: datetime) -> AuditEvent:
 
 
 def test_lines_with_unicode_separators_torn_lines_and_unfinished_lines(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path)
+    log = AuditLog(AuditFiles(tmp_path))
     now = datetime.now(UTC)
     odd = "id\u2028with\x85separators\x1c"
     log.append(_event("first", now))

@@ -1,6 +1,7 @@
-"""Token lifetimes in the token table (real SQLite): an expiry that refuses the token once
-passed, a rotation that gives the grant a new secret while the old one works for its grace
-period only, and a table from before expiries that opens and gains the column."""
+"""Token lifetimes on both token tables (real SQLite, real Redis): an expiry that refuses the
+token once passed, a rotation that gives the grant a new secret while the old one works for
+its grace period only, and a SQLite table from before expiries that opens and gains the
+column."""
 
 from __future__ import annotations
 
@@ -12,15 +13,8 @@ from pathlib import Path
 import pytest
 
 from gateway.core.principal import Tier
-from gateway.core.tokens import TokenStore
+from gateway.core.tokens import SqliteTokens, TokenStore
 from services.runtime.errors import InvalidInput, Unauthenticated
-
-
-@pytest.fixture
-def tokens(tmp_path: Path) -> TokenStore:
-    store = TokenStore(tmp_path / "tokens.sqlite")
-    yield store  # type: ignore[misc]
-    store.close()
 
 
 def test_an_expired_token_is_refused_and_says_so(tokens: TokenStore) -> None:
@@ -68,7 +62,7 @@ def test_a_table_from_before_expiries_opens_and_keeps_its_tokens(tmp_path: Path)
     )
     db.commit()
     db.close()
-    store = TokenStore(path)
+    store = TokenStore(SqliteTokens(path))
     try:
         record, token = store.create(Tier.ADMIN)
         assert store.authenticate(token).token_id == record.id

@@ -28,7 +28,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** every tier reports SERVING */
+        /**
+         * every tier has a replica SERVING
+         * @description Ready when each tier has a replica SERVING. One replica of a partitioned tier down
+         *     makes only its stores answer 503 (naming it); the gateway stays in rotation for the rest.
+         *     The body lists every replica.
+         */
         get: operations["readyz_readyz_get"];
         put?: never;
         post?: never;
@@ -1192,6 +1197,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stores/{store}:move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * move a store's data between tier replicas (drained; says what moved)
+         * @description move a store's data between tier replicas (drained; says what moved)
+         */
+        post: operations["move_store_v1_stores__store__move_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stores/{store}:restore": {
         parameters: {
             query?: never;
@@ -1885,6 +1910,18 @@ export interface components {
             folder?: string;
             new_name?: string;
         };
+        /** MoveStoreRequest */
+        "engram.v1.MoveStoreRequest-without-name": {
+            drain_timeout_s?: number;
+            to?: {
+                [key: string]: string;
+            };
+        };
+        /** MoveStoreResponse */
+        "engram.v1.MoveStoreResponse": {
+            moved?: components["schemas"]["engram.v1.TierMove"][];
+            store?: components["schemas"]["engram.v1.StoreInfo"];
+        };
         /** PageResponse */
         "engram.v1.PageResponse": {
             next_page_token?: string;
@@ -2317,6 +2354,9 @@ export interface components {
             created_at?: string;
             drawer_count?: number | string;
             open?: boolean;
+            placement?: {
+                [key: string]: string;
+            };
             search_defaults?: components["schemas"]["engram.v1.SearchDefaults"];
             spec?: components["schemas"]["engram.v1.StoreSpec"];
             /** Format: date-time */
@@ -2352,6 +2392,13 @@ export interface components {
                 [key: string]: string;
             };
             version?: string;
+        };
+        /** TierMove */
+        "engram.v1.TierMove": {
+            bytes?: number | string;
+            from_replica?: string;
+            tier?: string;
+            to_replica?: string;
         };
         /** TokenInfo */
         "engram.v1.TokenInfo": {
@@ -5537,6 +5584,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["engram.v1.StoreDoctorReport"];
+                };
+            };
+            /** @description refused; `error.message` says why */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tier or the gateway failed */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    move_store_v1_stores__store__move_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the store's name (a slug) */
+                store: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["engram.v1.MoveStoreRequest-without-name"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["engram.v1.MoveStoreResponse"];
                 };
             };
             /** @description refused; `error.message` says why */
