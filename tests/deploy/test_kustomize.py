@@ -66,6 +66,11 @@ def test_renders_and_references_resolve(target: Path) -> None:
 
     for workload in workloads:
         for container in workload["spec"]["template"]["spec"]["containers"]:
+            image = container["image"]
+            assert ":" in image and not image.endswith(":latest"), (
+                f"{workload['metadata']['name']} runs image {image!r}: a fixed tag, from the "
+                "kustomization's images"
+            )
             for source in container.get("envFrom", []):
                 if "configMapRef" in source:
                     assert source["configMapRef"]["name"] in config_maps, (
