@@ -241,9 +241,11 @@ class SearchEngine:
             if spec.include_deprecated or intent == "history"
             else frozenset({"deprecated"}),
         )
-        with stage("search.candidates", depth=depth):
-            gathered_set = await asyncio.to_thread(
-                self._candidates,
+        now = spec.as_of or datetime.now(UTC)
+
+        def gather() -> tuple[CandidateSet, Supersession]:
+            # One trip off the event loop for both steps (each hop costs a thread handoff).
+            found = self._candidates(
                 pool,
                 vector,
                 spec.query,
@@ -252,17 +254,18 @@ class SearchEngine:
                 spec.ranker == RANKER_FULL,
                 pool.reembedding_to is None,
             )
-            now = spec.as_of or datetime.now(UTC)
-            gathered_set, binding = await asyncio.to_thread(
-                bind_supersession,
+            return bind_supersession(
                 pool,
-                gathered_set,
+                found,
                 vector,
                 flt,
                 at=now,
                 withhold=intent not in DEPRECATED_VISIBLE_INTENTS,
                 mode=store.mode,
             )
+
+        with stage("search.candidates", depth=depth):
+            gathered_set, binding = await asyncio.to_thread(gather)
         candidates = gathered_set.candidates
         gathered = time.perf_counter()
 

@@ -454,19 +454,25 @@ class RetrievalServicer(BackupRpcs, retrieval_pb2_grpc.RetrievalServiceServicer)
             if results is not None
             else tuple((h.drawer.id, h.scored.final_score) for h in outcome.hits)
         )
-        await self._hand_over(pool, caller, [drawer_id for drawer_id, _ in handed])
-        await self._append(
-            view.name,
-            LogEntry(
-                at=_now(),
-                op=op,
-                query=query,
-                intent=outcome.intent,
-                intent_inferred=outcome.intent_inferred,
-                results=handed,
-                latency_ms=latency,
-            ),
+        entry = LogEntry(
+            at=_now(),
+            op=op,
+            query=query,
+            intent=outcome.intent,
+            intent_inferred=outcome.intent_inferred,
+            results=handed,
+            latency_ms=latency,
         )
+        ids = [drawer_id for drawer_id, _ in handed]
+        log = self._deps.log_for(view.name)
+
+        def record() -> None:
+            # One trip off the event loop: the handover rows, then the log line.
+            if ids:
+                pool.handovers.hand_over(caller, ids, time.time())
+            log.append(entry)
+
+        await asyncio.to_thread(record)
 
 
 def window_days(window: timedelta) -> timedelta:

@@ -197,9 +197,7 @@ class HybridCollection:
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         points = self.vectors.retrieve(self.collection, list(ids), with_vectors=True)
-        return {
-            p.id: np.asarray(p.vector, dtype=np.float32) for p in points if p.vector is not None
-        }
+        return {p.id: p.vector for p in points if p.vector is not None}
 
     def search(
         self,

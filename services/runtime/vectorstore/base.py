@@ -75,7 +75,7 @@ class StoredPoint:
 
     id: str
     payload: dict[str, Any]
-    vector: list[float] | None = None
+    vector: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True)
@@ -224,17 +224,9 @@ def _unnamed(raw: object) -> object:
     return raw.get("") if isinstance(raw, dict) else raw
 
 
-def dense_vector(raw: object) -> list[float]:
-    """The plain float list behind an engine's vector value (unnamed dense vector)."""
-    raw = _unnamed(raw)
-    if isinstance(raw, list) and all(isinstance(value, int | float) for value in raw):
-        return [float(value) for value in raw]
-    # Only a collection with named or multi-vectors gets here, and we never create one.
-    raise TypeError(f"expected one dense vector from the engine, got {type(raw).__name__}")
-
-
 def dense_array(raw: object) -> npt.NDArray[np.float32]:
-    """`dense_vector` as a float32 array, converted in one step (search hits carry dozens of
+    """The unnamed dense vector behind an engine's vector value as a float32 array, converted
+    in one step (search hits and keyword-only hits carry dozens of
     vectors per query: a Python float list per value would cost milliseconds)."""
     array = np.asarray(_unnamed(raw), dtype=np.float32)
     if array.ndim != 1:

@@ -64,7 +64,6 @@ from services.runtime.vectorstore.base import (
     check_limit,
     check_payload,
     dense_array,
-    dense_vector,
     field_in_values,
     last_write_wins,
     mismatch_error,
@@ -792,5 +791,5 @@ def _match_value(value: Scalar) -> qe.MatchValue:
 
 def _stored_point(record: qe.Record, with_vectors: bool) -> StoredPoint:
     point_id, payload = split_payload(record.payload)
-    vector = dense_vector(record.vector) if with_vectors else None
+    vector = dense_array(record.vector) if with_vectors else None
     return StoredPoint(point_id, payload, vector)

@@ -40,7 +40,6 @@ from services.runtime.vectorstore.base import (
     check_limit,
     check_payload,
     dense_array,
-    dense_vector,
     field_in_values,
     last_write_wins,
     mismatch_error,
@@ -419,5 +418,5 @@ def _qdrant_filter(flt: Filter | None) -> models.Filter | None:
 
 def _stored_point(record: models.Record, with_vectors: bool) -> StoredPoint:
     point_id, payload = split_payload(record.payload)
-    vector = dense_vector(record.vector) if with_vectors else None
+    vector = dense_array(record.vector) if with_vectors else None
     return StoredPoint(point_id, payload, vector)
