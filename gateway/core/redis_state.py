@@ -37,8 +37,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from gateway.core.registry import Edit, entry_of, parse_entry
 from gateway.core.tokens import Found, TokenRecord, record_of, row_of
-from services.runtime.errors import FailedPrecondition, InvalidInput, Unavailable
-from services.runtime.redis import describe, redact_url, unavailable
+from services.runtime.errors import FailedPrecondition, Unavailable
+from services.runtime.redis import describe, malformed, redact_url, unavailable
 
 _CONNECT_TIMEOUT_S = 2.0
 # A call on a request's path: a Redis that stalls longer is reported, not waited on.
@@ -109,11 +109,7 @@ def open_keyspace(url: str, prefix: str) -> Keyspace:
             health_check_interval=_HEALTH_CHECK_S,
         )
     except ValueError as e:
-        raise InvalidInput(
-            f"Redis URL {redact_url(url)} is not valid ({e}); "
-            "expected redis://host:port/db or unix:///path/to/socket",
-            field="redis_url",
-        ) from e
+        raise malformed(url, e) from e
     return Keyspace(client, url, prefix)
 
 

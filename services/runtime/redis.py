@@ -34,6 +34,15 @@ def unavailable(url: str, reason: str) -> Unavailable:
     )
 
 
+def malformed(url: str, error: ValueError) -> InvalidInput:
+    """The error every Redis user raises for a URL the client cannot parse."""
+    return InvalidInput(
+        f"Redis URL {redact_url(url)} is not valid ({error}); "
+        "expected redis://host:port/db or unix:///path/to/socket",
+        field="redis_url",
+    )
+
+
 def describe(error: BaseException) -> str:
     """A one-line reason for a connection failure (TimeoutError has an empty message)."""
     return str(error) or type(error).__name__
@@ -47,11 +56,7 @@ async def connect_redis(url: str, *, timeout_s: float = 2.0) -> aioredis.Redis:
     try:
         client: aioredis.Redis = aioredis.Redis.from_url(url, socket_connect_timeout=timeout_s)
     except ValueError as e:
-        raise InvalidInput(
-            f"Redis URL {redact_url(url)} is not valid ({e}); "
-            "expected redis://host:port/db or unix:///path/to/socket",
-            field="redis_url",
-        ) from e
+        raise malformed(url, e) from e
     await ensure_answering(client, url, timeout_s)
     return client
 
