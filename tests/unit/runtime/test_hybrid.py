@@ -90,3 +90,19 @@ def test_fused_search_reads_a_keyword_only_hits_cosine_from_its_vector(
     assert named.score > named.similarity
     assert hits[0].id == "named", "a full keyword match outranks a slightly closer vector"
     collection.close()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own engine", "shared server"])
+def test_a_drop_keeping_shared_state_keeps_only_a_shared_engines_collection(
+    vectors: VectorStore, tmp_path: Path, shared: bool
+) -> None:
+    """A store moving off a replica drops with keep_shared: a collection on a server every
+    replica sees stays for the store's new replica; one in the replica's own engine goes."""
+    collection = _collection(vectors, tmp_path / "keywords.sqlite")
+    collection.upsert(_points())
+    vectors.shared = shared  # what a Qdrant server store says of itself
+    collection.drop(keep_shared=True)
+    kept = "things" in vectors.collection_names()
+    assert kept is shared, f"shared={shared}: the collection {'was' if kept else 'was not'} kept"
+    collection.drop()
+    assert "things" not in vectors.collection_names(), "a plain drop deletes it either way"
