@@ -169,6 +169,10 @@ def test_jobs_run_on_their_stores_replica_and_show_on_every_gateway(
 
         finished = wait_for(ended, 180, "the ingest job ending, seen through gateway 1")
         assert finished["state"] == "JOB_STATE_DONE", finished
+        # Its event stream too is served by a gateway other than the one that started it.
+        events = via_1.get(f"/v1/jobs/{job.json()['id']}/events")
+        assert events.status_code == 200, events.text
+        assert "JOB_STATE_DONE" in events.text, f"the SSE stream ends with the job: {events.text}"
         assert (stack.root / "corpus-1" / store).exists()
         assert not (stack.root / "corpus-0" / store).exists()
 
