@@ -3,8 +3,9 @@ order and the scorer read, without a round trip to the vector store. Pure: no I/
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -124,6 +125,75 @@ class MetaFilter:
     @property
     def empty(self) -> bool:
         return self == MetaFilter()
+
+
+class MetaIndex:
+    """The mirror's drawers by id, with id sets by wing, room and memory type, so a filtered
+    search starts from the drawers of its room or types instead of walking every drawer (a
+    walk cost ~35 ms at 100k drawers and ~330 ms at 1M)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, DrawerMeta] = {}
+        self._sets: dict[str, dict[str, set[str]]] = {"wing": {}, "room": {}, "memory_type": {}}
+        # When each drawer was put: a narrowed selection is answered in the same order as a
+        # walk of every drawer would give (the order put, a changed drawer last).
+        self._order: dict[str, int] = {}
+        self._puts = itertools.count()
+
+    def put(self, meta: DrawerMeta) -> None:
+        self.remove(meta.id)
+        self._by_id[meta.id] = meta
+        self._order[meta.id] = next(self._puts)
+        for field, sets in self._sets.items():
+            sets.setdefault(getattr(meta, field), set()).add(meta.id)
+
+    def remove(self, drawer_id: str) -> DrawerMeta | None:
+        old = self._by_id.pop(drawer_id, None)
+        if old is not None:
+            del self._order[drawer_id]
+            for field, sets in self._sets.items():
+                key = getattr(old, field)
+                ids = sets[key]
+                ids.discard(drawer_id)
+                if not ids:
+                    del sets[key]
+        return old
+
+    def get(self, drawer_id: str) -> DrawerMeta | None:
+        return self._by_id.get(drawer_id)
+
+    def __contains__(self, drawer_id: object) -> bool:
+        return drawer_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def items(self) -> Iterable[tuple[str, DrawerMeta]]:
+        return self._by_id.items()
+
+    def select(self, flt: MetaFilter | None = None) -> list[DrawerMeta]:
+        """Every drawer matching `flt` (a snapshot), read from the smallest id set the filter
+        names (its room, wing or memory types) when it names one."""
+        if flt is None or flt.empty:
+            return list(self._by_id.values())
+        narrowest: set[str] | None = None
+        for ids in self._named_sets(flt):
+            if narrowest is None or len(ids) < len(narrowest):
+                narrowest = ids
+        if narrowest is None:
+            return [m for m in self._by_id.values() if flt.matches(m)]
+        found = [m for m in (self._by_id[i] for i in narrowest) if flt.matches(m)]
+        found.sort(key=lambda m: self._order[m.id])
+        return found
+
+    def _named_sets(self, flt: MetaFilter) -> Iterator[set[str]]:
+        if flt.wing:
+            yield self._sets["wing"].get(flt.wing, set())
+        if flt.room:
+            yield self._sets["room"].get(flt.room, set())
+        if flt.memory_types:
+            types = self._sets["memory_type"]
+            yield set().union(*(types.get(t, set()) for t in flt.memory_types))
 
 
 @dataclass(frozen=True)

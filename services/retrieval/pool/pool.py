@@ -23,7 +23,7 @@ from google.protobuf import json_format
 from services.retrieval.core.usage import DEFAULT_USE_WINDOW
 from services.retrieval.pool.handovers import Handovers
 from services.retrieval.pool.links import LinkStore
-from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, StandingTable
+from services.retrieval.pool.mirror import DrawerMeta, MetaFilter, MetaIndex, StandingTable
 from services.retrieval.pool.records import drawer_from_payload, drawer_payload
 from services.retrieval.pool.tombstones import Tombstones
 from services.runtime.drift import Drift, dangling_links, found, rebuilt_if_drifted
@@ -107,7 +107,7 @@ class DrawerPool:
             vectors, self.collection.collection, min_unindexed_points=location.index_min_points
         )
         self._lock = self.collection.lock
-        self._meta: dict[str, DrawerMeta] = {}
+        self._meta = MetaIndex()
         # The pinned and signed drawers among them, which a session start reads first.
         self._standing: dict[str, DrawerMeta] = {}
         self._standing_table: StandingTable | None = None  # built on demand, dropped on change
@@ -134,7 +134,7 @@ class DrawerPool:
             if unfinished:
                 self.collection.delete(sorted(unfinished))
                 payloads = {i: p for i, p in payloads.items() if i not in unfinished}
-            self._meta = {}
+            self._meta = MetaIndex()
             self._standing = {}
             self._standing_table = None
             for payload in payloads.values():
@@ -177,7 +177,7 @@ class DrawerPool:
             # A buried drawer is the tombstone finding's; the mirror is judged on the rest.
 
             def rebuild() -> None:
-                self._meta, self._standing, self._standing_table = {}, {}, None
+                self._meta, self._standing, self._standing_table = MetaIndex(), {}, None
                 for meta in live.values():
                     self._remember(meta)
 
@@ -215,7 +215,7 @@ class DrawerPool:
         )
 
     def _remember(self, meta: DrawerMeta) -> None:
-        self._meta[meta.id] = meta
+        self._meta.put(meta)
         if meta.standing:
             self._standing[meta.id] = meta
             self._standing_table = None
@@ -268,7 +268,7 @@ class DrawerPool:
             self.tombstones.bury(present, now)
             self.collection.delete(present)
             for drawer_id in present:
-                self._meta.pop(drawer_id, None)
+                self._meta.remove(drawer_id)
                 if self._standing.pop(drawer_id, None) is not None:
                     self._standing_table = None
             # A deleted drawer's links end now: none is left holding to a drawer that is gone.
@@ -298,8 +298,7 @@ class DrawerPool:
 
     def metas(self, flt: MetaFilter | None = None) -> list[DrawerMeta]:
         """Metadata of every drawer matching `flt` (a snapshot)."""
-        values = list(self._meta.values())
-        return values if flt is None or flt.empty else [m for m in values if flt.matches(m)]
+        return self._meta.select(flt)
 
     def standing_table(self) -> StandingTable:
         """The pinned and signed drawers as columns (built once per change of them), so a

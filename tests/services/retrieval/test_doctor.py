@@ -62,7 +62,7 @@ async def test_drift_in_every_part_is_found_then_repaired(retrieval: RunningRetr
     keywords.upsert([{"id": "ghost", "content": "a row whose point is gone"}])
     keywords.upsert([{"id": "diary-1", "content": "text the payload never had"}])
     pool.tombstones.bury(["old-1"], time.time())  # a delete cut short after its tombstone
-    pool._meta.pop("dec-1")  # the mirror lost a drawer
+    pool._meta.remove("dec-1")  # the mirror lost a drawer
     pool.collection.vectors.delete(pool.collection.collection, ["bug-1"])  # gone underneath
 
     reported = await _check(retrieval)
