@@ -141,22 +141,28 @@ class MetaIndex:
         self._puts = itertools.count()
 
     def put(self, meta: DrawerMeta) -> None:
-        self.remove(meta.id)
+        """Add or replace a drawer's metadata; a replaced drawer keeps its place in the order
+        and moves between id sets only where its wing, room or type changed. Readers take
+        no lock, so the entry is replaced in one step, never removed first."""
+        old = self._by_id.get(meta.id)
         self._by_id[meta.id] = meta
-        self._order[meta.id] = next(self._puts)
+        if old is None:
+            self._order[meta.id] = next(self._puts)
         for field, sets in self._sets.items():
-            sets.setdefault(getattr(meta, field), set()).add(meta.id)
+            key = getattr(meta, field)
+            if old is not None:
+                was = getattr(old, field)
+                if was == key:
+                    continue
+                _discard(sets, was, meta.id)
+            sets.setdefault(key, set()).add(meta.id)
 
     def remove(self, drawer_id: str) -> DrawerMeta | None:
         old = self._by_id.pop(drawer_id, None)
         if old is not None:
-            del self._order[drawer_id]
+            self._order.pop(drawer_id, None)
             for field, sets in self._sets.items():
-                key = getattr(old, field)
-                ids = sets[key]
-                ids.discard(drawer_id)
-                if not ids:
-                    del sets[key]
+                _discard(sets, getattr(old, field), drawer_id)
         return old
 
     def get(self, drawer_id: str) -> DrawerMeta | None:
@@ -177,13 +183,15 @@ class MetaIndex:
         if flt is None or flt.empty:
             return list(self._by_id.values())
         narrowest: set[str] | None = None
-        for ids in self._named_sets(flt):
-            if narrowest is None or len(ids) < len(narrowest):
-                narrowest = ids
+        for named in self._named_sets(flt):
+            if narrowest is None or len(named) < len(narrowest):
+                narrowest = named
         if narrowest is None:
-            return [m for m in self._by_id.values() if flt.matches(m)]
-        found = [m for m in (self._by_id[i] for i in narrowest) if flt.matches(m)]
-        found.sort(key=lambda m: self._order[m.id])
+            return [m for m in list(self._by_id.values()) if flt.matches(m)]
+        # Copied in one step: a writer thread may change the set meanwhile.
+        ids = list(narrowest)
+        found = [m for m in (self._by_id.get(i) for i in ids) if m is not None and flt.matches(m)]
+        found.sort(key=lambda m: self._order.get(m.id, 0))
         return found
 
     def _named_sets(self, flt: MetaFilter) -> Iterator[set[str]]:
@@ -194,6 +202,14 @@ class MetaIndex:
         if flt.memory_types:
             types = self._sets["memory_type"]
             yield set().union(*(types.get(t, set()) for t in flt.memory_types))
+
+
+def _discard(sets: dict[str, set[str]], key: str, drawer_id: str) -> None:
+    ids = sets.get(key)
+    if ids is not None:
+        ids.discard(drawer_id)
+        if not ids:
+            del sets[key]
 
 
 @dataclass(frozen=True)
