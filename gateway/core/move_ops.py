@@ -114,11 +114,8 @@ class MoveOperations(TierCalls):
         return moves
 
     def _context(self, info: gateway_pb2.StoreInfo) -> common_pb2.StoreContext:
-        """The store as the tiers know it, where `info` placed it (closed or not)."""
-        context = self.registry.context(info.spec.name, closed_ok=True)
-        context.placement.clear()
-        context.placement.update(info.placement)
-        return context
+        """The store as the tiers know it (closed or not; every call here names its replica)."""
+        return self.registry.context(info.spec.name, closed_ok=True)
 
     async def _drain(self, name: str, timeout_s: int) -> None:
         """Wait until none of the store's jobs is queued or running."""

@@ -24,9 +24,15 @@ from engram.v1 import common_pb2
 
 from services.runtime.errors import Unavailable
 from services.runtime.grpc_client import ClientPolicy, create_channel
+from services.runtime.grpc_server import STATUS_DETAILS_KEY
 from services.runtime.routing import Replica
 
 PlacementLookup = Callable[[str], Mapping[str, str]]
+
+
+def _from_the_tier(error: grpc.aio.AioRpcError) -> bool:
+    """Whether the far side answered with its own domain error (rich status details)."""
+    return any(key == STATUS_DETAILS_KEY for key, _ in error.trailing_metadata() or ())
 
 
 class ReplicaStub:
@@ -44,7 +50,9 @@ class ReplicaStub:
             try:
                 return await method(request, **kwargs)
             except grpc.aio.AioRpcError as error:
-                if error.code() is grpc.StatusCode.UNAVAILABLE:
+                # Only a replica that did not answer is named; an Unavailable the tier itself
+                # raised (its embedder not ready, ...) carries its own words (`domain_error`).
+                if error.code() is grpc.StatusCode.UNAVAILABLE and not _from_the_tier(error):
                     raise self.unavailable(error.details() or "no answer") from error
                 raise
 
