@@ -9,8 +9,10 @@ from __future__ import annotations
 import builtins
 from collections.abc import AsyncIterator, Sequence
 
+from engram.v1 import common_pb2
+
 from services.runtime.errors import NotFound
-from services.runtime.jobs import JobQueue, JobRecord
+from services.runtime.jobs import JobQueue
 
 
 class JobBoard:
@@ -23,7 +25,7 @@ class JobBoard:
         for queue in self.queues:
             await queue.close()
 
-    async def _find(self, job_id: str) -> tuple[JobQueue, JobRecord]:
+    async def _find(self, job_id: str) -> tuple[JobQueue, common_pb2.Job]:
         for queue in self.queues:
             try:
                 return queue, await queue.get(job_id)
@@ -34,26 +36,26 @@ class JobBoard:
             f"{self.queues[0].retention_s / 86400:g} days)"
         )
 
-    async def get(self, job_id: str) -> JobRecord:
+    async def get(self, job_id: str) -> common_pb2.Job:
         return (await self._find(job_id))[1]
 
-    async def cancel(self, job_id: str) -> JobRecord:
+    async def cancel(self, job_id: str) -> common_pb2.Job:
         queue, _ = await self._find(job_id)
         return await queue.cancel(job_id)
 
-    async def events(self, job_id: str, *, poll_s: float) -> AsyncIterator[JobRecord]:
+    async def events(self, job_id: str, *, poll_s: float) -> AsyncIterator[common_pb2.Job]:
         queue, _ = await self._find(job_id)
         async for record in queue.events(job_id, poll_s=poll_s):
             yield record
 
-    async def list(self, stores: Sequence[str] | None, limit: int) -> builtins.list[JobRecord]:
+    async def list(self, stores: Sequence[str] | None, limit: int) -> builtins.list[common_pb2.Job]:
         """The newest jobs first: of `stores`, or of every store when None."""
-        found: builtins.list[JobRecord] = []
+        found: builtins.list[common_pb2.Job] = []
         for queue in self.queues:
             if stores is None:
                 found += await queue.list(None, limit)
             else:
                 for store in stores:
                     found += await queue.list(store, limit)
-        found.sort(key=lambda r: r.created_at, reverse=True)
+        found.sort(key=lambda r: r.created_at.ToNanoseconds(), reverse=True)
         return found[:limit]

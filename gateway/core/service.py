@@ -48,8 +48,6 @@ from services.runtime.errors import (
     Unavailable,
 )
 from services.runtime.grpc_client import call
-from services.runtime.job_proto import job_to_proto
-from services.runtime.jobs import JobRecord
 from services.runtime.queries import parse_day
 
 __all__ = ["REQUIRED_TIER", "Gateway", "Tiers"]
@@ -383,7 +381,7 @@ class Gateway(
 
     # ------------------------------------------------------------------ jobs
 
-    async def _job(self, principal: Principal, operation: str, job_id: str) -> JobRecord:
+    async def _job(self, principal: Principal, operation: str, job_id: str) -> common_pb2.Job:
         principal.require(REQUIRED_TIER[operation], operation.replace("_", " "))
         if not job_id:
             raise InvalidInput("a job id is required", field="id")
@@ -394,13 +392,13 @@ class Gateway(
     async def get_job(
         self, principal: Principal, request: gateway_pb2.GetJobRequest
     ) -> common_pb2.Job:
-        return job_to_proto(await self._job(principal, "get_job", request.id))
+        return await self._job(principal, "get_job", request.id)
 
     async def cancel_job(
         self, principal: Principal, request: gateway_pb2.CancelJobRequest
     ) -> common_pb2.Job:
         await self._job(principal, "cancel_job", request.id)
-        return job_to_proto(await self._jobs.cancel(request.id))
+        return await self._jobs.cancel(request.id)
 
     async def watch_job(
         self, principal: Principal, request: gateway_pb2.GetJobRequest
@@ -408,13 +406,7 @@ class Gateway(
         """The job now and after every change, ending with its terminal state. Checked
         before this returns, so a refusal is an error rather than an empty stream."""
         await self._job(principal, "watch_job", request.id)
-        records = self._jobs.events(request.id, poll_s=self._sse_poll_s)
-
-        async def jobs() -> AsyncIterator[common_pb2.Job]:
-            async for record in records:
-                yield job_to_proto(record)
-
-        return jobs()
+        return self._jobs.events(request.id, poll_s=self._sse_poll_s)
 
     async def list_jobs(
         self, principal: Principal, request: gateway_pb2.ListJobsRequest
@@ -428,8 +420,7 @@ class Gateway(
             stores = sorted(principal.stores)
         else:
             stores = None
-        records = await self._jobs.list(stores, limit)
-        return gateway_pb2.ListJobsResponse(jobs=[job_to_proto(r) for r in records])
+        return gateway_pb2.ListJobsResponse(jobs=await self._jobs.list(stores, limit))
 
     # ------------------------------------------------------------------ readiness
 

@@ -48,7 +48,7 @@ from services.runtime.errors import (
     Unavailable,
 )
 from services.runtime.grpc_client import call
-from services.runtime.job_proto import job_payload, job_result, read_payload
+from services.runtime.job_proto import job_payload, read_payload
 from services.runtime.jobs import JobContext
 from services.vocabulary.enums import PIN_VALUES
 
@@ -413,7 +413,7 @@ def compose_handler(deps: AuthoringDeps) -> Any:
     """The `compose_drawers` job: each session in turn, progress per session, errors per
     session (a malformed model answer fails that session only)."""
 
-    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> common_pb2.ComposeResult:
         payload = compose_payload(queued)
         state = await deps.state(payload.store)
         prompt = await asyncio.to_thread(state.prompt, mode_of(payload.store), "")
@@ -429,7 +429,7 @@ async def _run_sessions(
     invoker: Invoker,
     prompt: Prompt,
     payload: authoring_pb2.ComposeJobPayload,
-) -> dict[str, Any]:
+) -> common_pb2.ComposeResult:
     """Each session in turn: draft, write, report; a failing session is an item error."""
     store, sessions = payload.store, list(payload.sessions)
     written = deleted = rejected = failed = forgotten = 0
@@ -470,18 +470,16 @@ async def _run_sessions(
         store,
         {file_id: list(listed.ids) for file_id, listed in payload.sessions_by_file.items()},
     )
-    return job_result(
-        common_pb2.ComposeResult(
-            sessions=len(sessions),
-            failed_sessions=failed,
-            drawers_written=written,
-            drawers_replaced=deleted,
-            drafts_rejected=rejected,
-            drawers_forgotten=forgotten,
-            prompt_version=prompt.version,
-            invoker=invoker.name,
-            model=invoker.model,
-        )
+    return common_pb2.ComposeResult(
+        sessions=len(sessions),
+        failed_sessions=failed,
+        drawers_written=written,
+        drawers_replaced=deleted,
+        drafts_rejected=rejected,
+        drawers_forgotten=forgotten,
+        prompt_version=prompt.version,
+        invoker=invoker.name,
+        model=invoker.model,
     )
 
 

@@ -48,7 +48,7 @@ from services.authoring.deps import AuthoringDeps
 from services.authoring.state import ConsolidationRecord
 from services.runtime.errors import EngramError, InvalidInput, NotFound, PermissionDenied
 from services.runtime.grpc_client import call
-from services.runtime.job_proto import job_payload, job_result, read_payload
+from services.runtime.job_proto import job_payload, read_payload
 from services.runtime.jobs import JobContext
 from services.vocabulary.enums import PIN_NAMES, PIN_VALUES
 
@@ -99,10 +99,10 @@ async def plan(deps: AuthoringDeps, request: authoring_pb2.ConsolidateRequest) -
 
 
 def consolidate_handler(deps: AuthoringDeps) -> Any:
-    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> common_pb2.ConsolidateResult:
         payload = read_payload(queued, authoring_pb2.ConsolidateRequest)
         async with invoker_for(deps, payload.store) as invoker:
-            return job_result(await run(deps, ctx, payload, invoker))
+            return await run(deps, ctx, payload, invoker)
 
     return handle
 

@@ -19,7 +19,6 @@ from services.authoring.convert import (
 from services.authoring.deps import AuthoringDeps
 from services.authoring.state import AuthoringState
 from services.runtime.errors import InvalidInput
-from services.runtime.job_proto import job_to_proto
 from services.runtime.store_backup import BackupRpcs, Snapshots
 
 Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
@@ -88,8 +87,7 @@ class AuthoringServicer(BackupRpcs, authoring_pb2_grpc.AuthoringServiceServicer)
     ) -> common_pb2.Job:
         mode_of(request.store)
         payload = await compose.plan(self._deps, request)
-        record = await self._deps.jobs.enqueue(compose.COMPOSE_KIND, request.store.name, payload)
-        return job_to_proto(record)
+        return await self._deps.jobs.enqueue(compose.COMPOSE_KIND, request.store.name, payload)
 
     async def DryRun(
         self, request: authoring_pb2.DryRunRequest, context: Context
@@ -110,10 +108,9 @@ class AuthoringServicer(BackupRpcs, authoring_pb2_grpc.AuthoringServiceServicer)
     ) -> common_pb2.Job:
         mode_of(request.store)
         payload = await consolidate.plan(self._deps, request)
-        record = await self._deps.jobs.enqueue(
+        return await self._deps.jobs.enqueue(
             consolidate.CONSOLIDATE_KIND, request.store.name, payload
         )
-        return job_to_proto(record)
 
     async def UndoConsolidation(
         self, request: authoring_pb2.UndoConsolidationRequest, context: Context

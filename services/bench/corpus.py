@@ -43,7 +43,7 @@ from services.embedder.core import EmbeddingModel, load_model, resolve_model_pat
 from services.launcher.supervisor import spawn_tier, stop_process_group, wait_until_serving
 from services.launcher.tiers import TIERS
 from services.runtime.grpc_client import ClientPolicy, create_channel
-from services.runtime.jobs import JobQueue, JobRecord, JobState
+from services.runtime.jobs import JobQueue, is_terminal
 from services.runtime.settings import StorageSettings
 
 STORE = common_pb2.StoreContext(name="bench-corpus")
@@ -361,11 +361,12 @@ async def _upload_messages(path: Path) -> AsyncIterator[corpus_pb2.UploadFileChu
         yield corpus_pb2.UploadFileChunk(data=data[start : start + UPLOAD_PIECE])
 
 
-async def _wait_done(jobs: JobQueue, job_id: str, timeout_s: float) -> JobRecord:
+async def _wait_done(jobs: JobQueue, job_id: str, timeout_s: float) -> common_pb2.Job:
     deadline = time.monotonic() + timeout_s
-    while not (record := await jobs.get(job_id)).terminal:
+    while not is_terminal(record := await jobs.get(job_id)):
         if time.monotonic() > deadline:
-            raise TimeoutError(f"ingest job {job_id} still {record.state} after {timeout_s:.0f} s")
+            state = common_pb2.JobState.Name(record.state)
+            raise TimeoutError(f"ingest job {job_id} still {state} after {timeout_s:.0f} s")
         await asyncio.sleep(JOB_POLL_S)
     return record
 
@@ -387,17 +388,21 @@ async def ingest_through_queue(stack: Stack, corpus: Corpus, timeout_s: float) -
             cpu_after = process_cpu_s(stack.embedder_pid), process_cpu_s(stack.corpus_pid)
     finally:
         await channel.close()
-    if record.state is not JobState.DONE or record.result.get("failed"):
+    if record.state != common_pb2.JOB_STATE_DONE or record.ingest.failed:
         raise RuntimeError(
-            f"ingest of the {corpus.name} corpus ended {record.state}: "
-            f"{record.error or record.errors[:3]}"
+            f"ingest of the {corpus.name} corpus ended {common_pb2.JobState.Name(record.state)}: "
+            f"{record.error or list(record.errors[:3])}"
         )
-    queued_s = (record.started_at - record.created_at).total_seconds() if record.started_at else 0
+    queued_s = (
+        (record.started_at.ToDatetime() - record.created_at.ToDatetime()).total_seconds()
+        if record.HasField("started_at")
+        else 0
+    )
     return IngestFigures(
         corpus=corpus.name,
         files=len(ids),
         size_bytes=corpus.size_bytes,
-        chunks=int(record.result["chunks"]),
+        chunks=record.ingest.chunks,
         upload_s=upload_s,
         queued_s=queued_s,
         elapsed_s=elapsed_s,

@@ -26,7 +26,7 @@ from services.corpus.store import CorpusStore, FileRecord
 from services.corpus.store.raw import chunk_id
 from services.embedder.client import EmbedderClient
 from services.runtime.errors import EngramError, InvalidInput, Overloaded, Unavailable
-from services.runtime.job_proto import job_result, read_payload
+from services.runtime.job_proto import read_payload
 from services.runtime.jobs import JobContext
 from services.runtime.stores import OpenStores
 
@@ -124,7 +124,7 @@ def ingest_handler(
 ) -> Any:
     """The `ingest_files` job: every file in turn, progress per file, errors per file."""
 
-    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> common_pb2.IngestResult:
         store = await asyncio.to_thread(stores.get, ctx.store)
         file_ids = list(read_payload(queued, corpus_pb2.IngestJobPayload).file_ids)
         chunks = failed = 0
@@ -145,9 +145,7 @@ def ingest_handler(
                 unit="chunks",
                 message=f"{done}/{len(file_ids)} files",
             )
-        return job_result(
-            common_pb2.IngestResult(files=len(file_ids), failed=failed, chunks=chunks)
-        )
+        return common_pb2.IngestResult(files=len(file_ids), failed=failed, chunks=chunks)
 
     return handle
 

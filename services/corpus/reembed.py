@@ -21,8 +21,8 @@ from services.embedder.client import EmbedderClient
 from services.runtime.embedding import begin_reembed, finish_reembed
 from services.runtime.errors import FailedPrecondition
 from services.runtime.hybrid import HybridCollection, Payload
-from services.runtime.job_proto import job_payload, job_result
-from services.runtime.jobs import JobContext, JobQueue, JobRecord
+from services.runtime.job_proto import job_payload
+from services.runtime.jobs import JobContext, JobQueue
 from services.runtime.stores import OpenStores
 
 REEMBED_KIND: Final = "reembed_raw"
@@ -39,7 +39,7 @@ def _source_text(payload: Payload) -> str:
 
 async def start(
     stores: OpenStores[CorpusStore], jobs: JobQueue, request: common_pb2.ReembedStoreRequest
-) -> JobRecord:
+) -> common_pb2.Job:
     """Point the store at the model in force and queue the job that rebuilds its vectors."""
     identity = stores.embedding
     if identity is None:
@@ -56,12 +56,12 @@ async def start(
 
 
 def reembed_handler(stores: OpenStores[CorpusStore], embedder: EmbedderClient) -> Any:
-    async def handle(ctx: JobContext, queued: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: JobContext, queued: dict[str, Any]) -> common_pb2.ReembedResult:
         store = await asyncio.to_thread(stores.get, ctx.store)
         target = store.reembedding_to
         if target is None:  # its vectors are of the model in force already
             model = stores.embedding.model if stores.embedding else ""
-            return job_result(common_pb2.ReembedResult(model=model))
+            return common_pb2.ReembedResult(model=model)
         raw_ids, source_ids = store.raw.ids(), store.source.ids()
         total = len(raw_ids) + len(source_ids)
         done = 0
@@ -93,8 +93,6 @@ def reembed_handler(stores: OpenStores[CorpusStore], embedder: EmbedderClient) -
         source = await rebuild(store.source.collection, source_ids, _source_text)
         await asyncio.to_thread(finish_reembed, stores.folder(ctx.store), target)
         store.reembedding_to = None
-        return job_result(
-            common_pb2.ReembedResult(model=target.model, raw_chunks=raw, source_chunks=source)
-        )
+        return common_pb2.ReembedResult(model=target.model, raw_chunks=raw, source_chunks=source)
 
     return handle

@@ -17,7 +17,7 @@ from services.corpus.sources import search_source, sync_source
 from services.corpus.store import CHECKED_PARTS, CorpusStore
 from services.runtime.drift import store_check
 from services.runtime.errors import InvalidInput
-from services.runtime.job_proto import job_payload, job_to_proto
+from services.runtime.job_proto import job_payload
 from services.runtime.store_backup import BackupRpcs, Snapshots
 from services.runtime.stores import validate_store_name
 
@@ -121,12 +121,11 @@ class CorpusServicer(BackupRpcs, corpus_pb2_grpc.CorpusServiceServicer):
         store = await self._store(request.store)
         file_ids = list(dict.fromkeys(request.file_ids))
         check_ingest_request(store, file_ids)
-        record = await self._deps.jobs.enqueue(
+        return await self._deps.jobs.enqueue(
             INGEST_KIND,
             request.store.name,
             job_payload(corpus_pb2.IngestJobPayload(file_ids=file_ids)),
         )
-        return job_to_proto(record)
 
     # ------------------------------------------------------------------ raw memories
 
@@ -215,8 +214,7 @@ class CorpusServicer(BackupRpcs, corpus_pb2_grpc.CorpusServiceServicer):
         self, request: common_pb2.ReembedStoreRequest, context: Context
     ) -> common_pb2.Job:
         validate_store_name(request.store.name)
-        record = await reembed.start(self._deps.stores, self._deps.jobs, request)
-        return job_to_proto(record)
+        return await reembed.start(self._deps.stores, self._deps.jobs, request)
 
     async def CheckStore(
         self, request: common_pb2.CheckStoreRequest, context: Context

@@ -4,13 +4,18 @@ Two halves share one Redis: `JobQueue` (the gateway's side: enqueue, get, list, 
 and `JobWorker` (a tier's side: runs handlers by job kind). Every name lives under the
 queue name, so tests and deployments isolate themselves by choosing one:
 
-    <q>:job:<id>          JobRecord as JSON: the state a person sees; survives restarts
+    <q>:job:<id>          the job as `engram.v1.Job`, behind its write version (job_record):
+                          what every face answers; survives restarts
     <q>:jobs, <q>:jobs:store:<store>   sorted sets of ids by creation time, for `list`
     <q>:events:<id>       pub/sub channel; every record write publishes the new record
     <q>:queue             arq's queue; arq's own keys are arq:{job,retry,in-progress}:<q>:<id>
 
-arq owns delivery (queue, claim, retry count); the record owns what it means. Record writes
-are optimistic transactions (WATCH) carrying a version that grows by one on each write.
+arq owns delivery (queue, claim, retry count); the record owns what it means. The record is
+the public `engram.v1.Job` message itself, so what `JobQueue` returns goes out as it is; its
+writes are optimistic transactions (WATCH) carrying a version that grows by one on each write
+(kept beside the message, not in it: see `job_record`, which also reads the records written
+before, as pydantic JSON). Handlers return one of `Job`'s typed results; it goes straight into
+the record's `result` oneof.
 
 Crash recovery: arq claims a job by setting arq:in-progress:<q>:<id> with a TTL; the job
 stays in the queue until it finishes. A running job's worker refreshes that TTL every
@@ -41,14 +46,20 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from arq.connections import ArqRedis
 from arq.constants import in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.jobs import Job
 from arq.worker import Retry, Worker, func
-from pydantic import BaseModel, Field
+from engram.v1 import common_pb2
+from engram.v1.common_pb2 import (
+    JOB_STATE_CANCELLED,
+    JOB_STATE_DONE,
+    JOB_STATE_FAILED,
+    JOB_STATE_QUEUED,
+    JOB_STATE_RUNNING,
+)
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError, WatchError
 
@@ -59,6 +70,14 @@ from services.runtime.errors import (
     NotFound,
     Overloaded,
     Unavailable,
+)
+from services.runtime.job_record import (
+    JobResult,
+    StoredJob,
+    decode,
+    encode,
+    result_field,
+    set_result,
 )
 from services.runtime.redis import describe, ensure_answering, unavailable
 
@@ -72,54 +91,12 @@ _TIMEOUT_BACKSTOP_S = 60.0
 _WATCH_RETRIES = 50
 
 
-class JobState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+TERMINAL_STATES: Final = frozenset({JOB_STATE_DONE, JOB_STATE_FAILED, JOB_STATE_CANCELLED})
 
 
-TERMINAL_STATES = frozenset({JobState.DONE, JobState.FAILED, JobState.CANCELLED})
-
-
-class JobProgress(BaseModel):
-    items_done: int = 0
-    items_total: int = 0
-    units_done: int = 0  # as engram.v1.JobProgress counts them (uint64)
-    unit: str = ""
-    message: str = ""
-
-
-class JobItemError(BaseModel):
-    item_id: str
-    code: str
-    message: str
-
-
-class JobRecord(BaseModel):
-    """A job as people see it. `error` says why it failed; `errors` are per-item problems
-    (the first 100 of `errors_total`) of the latest attempt."""
-
-    id: str
-    kind: str
-    store: str
-    state: JobState
-    progress: JobProgress = Field(default_factory=JobProgress)
-    errors: list[JobItemError] = Field(default_factory=list)
-    errors_total: int = 0
-    error: str = ""
-    created_at: datetime
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-    attempts: int = 0
-    result: dict[str, Any] = Field(default_factory=dict)
-    cancel_requested: bool = False
-    version: int = 0
-
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL_STATES
+def is_terminal(job: common_pb2.Job) -> bool:
+    """Whether the job has ended (done, failed or cancelled): its record changes no more."""
+    return job.state in TERMINAL_STATES
 
 
 # Both derive from BaseException, like asyncio.CancelledError: a handler's per-item
@@ -187,8 +164,9 @@ async def _open(url: str, queue: str, timeout_s: float) -> ArqRedis:
     return pool
 
 
-ChangeFn = Callable[[JobRecord], JobRecord | None]
-ExtraFn = Callable[[Pipeline, JobRecord], None]
+# Edits the job it is given in place and says whether to write it.
+ChangeFn = Callable[[common_pb2.Job], bool]
+ExtraFn = Callable[[Pipeline, common_pb2.Job], None]
 
 
 class _Records:
@@ -197,15 +175,16 @@ class _Records:
     def __init__(self, pool: ArqRedis, keys: _Keys, url: str, retention_s: float) -> None:
         self.pool, self.keys, self.url, self.retention_s = pool, keys, url, retention_s
 
-    async def load(self, job_id: str) -> JobRecord | None:
+    async def load(self, job_id: str) -> StoredJob | None:
         raw = await self.pool.get(self.keys.record(job_id))
-        return None if raw is None else JobRecord.model_validate_json(raw)
+        return None if raw is None else decode(raw)
 
     async def mutate(
         self, job_id: str, change: ChangeFn, extra: ExtraFn | None = None
-    ) -> JobRecord | None:
-        """Apply `change` atomically; None when there is no record. `change` returning None
-        leaves the record as it is; an exception from it aborts the write."""
+    ) -> common_pb2.Job | None:
+        """Apply `change` atomically and return the job as it now is; None when there is no
+        record. `change` gets a copy to edit; returning False leaves the record as it is (its
+        edits are dropped); an exception from it aborts the write."""
         key = self.keys.record(job_id)
         for _ in range(_WATCH_RETRIES):
             async with self.pool.pipeline(transaction=True) as pipe:
@@ -214,15 +193,15 @@ class _Records:
                     raw = await pipe.get(key)
                     if raw is None:
                         return None
-                    current = JobRecord.model_validate_json(raw)
-                    new = change(current)
-                    if new is None:
-                        return current
-                    new = new.model_copy(update={"version": current.version + 1})
-                    data = new.model_dump_json()
+                    current = decode(raw)
+                    new = common_pb2.Job()
+                    new.CopyFrom(current.job)
+                    if not change(new):
+                        return current.job
+                    data = encode(new, current.version + 1)
                     pipe.multi()  # type: ignore[no-untyped-call]
                     # Finished records go after `retention_s`; live ones stay until they end.
-                    pipe.set(key, data, ex=int(self.retention_s) if new.terminal else None)
+                    pipe.set(key, data, ex=int(self.retention_s) if is_terminal(new) else None)
                     pipe.publish(self.keys.channel(job_id), data)
                     if extra is not None:
                         extra(pipe, new)
@@ -283,7 +262,7 @@ class JobQueue:
 
     async def enqueue(
         self, kind: str, store: str, payload: dict[str, Any], *, job_id: str | None = None
-    ) -> JobRecord:
+    ) -> common_pb2.Job:
         """Queue a job for the worker that handles `kind`. Conflict if `job_id` is taken."""
         for name, value in (("kind", kind), ("store", store)):
             if not value or len(value) > 200:
@@ -295,9 +274,15 @@ class JobQueue:
         except (TypeError, ValueError) as e:
             raise InvalidInput(f"job payload must be plain JSON: {e}", field="payload") from e
         job_id = job_id or uuid.uuid4().hex
-        record = JobRecord(
-            id=job_id, kind=kind, store=store, state=JobState.QUEUED, created_at=_now()
+        created = _now()
+        record = common_pb2.Job(
+            id=job_id,
+            kind=kind,
+            store=store,
+            state=JOB_STATE_QUEUED,
+            progress=common_pb2.JobProgress(),  # present from the start, as every face shows it
         )
+        record.created_at.FromDatetime(created)
         recs = await self._recs()
         if self.max_queued:
             with _outage_as_unavailable(self.url):
@@ -308,16 +293,16 @@ class JobQueue:
                     f"{self.max_queued}); retry once some have run",
                     retry_after_s=QUEUE_FULL_RETRY_S,
                 )
-        score = record.created_at.timestamp()
+        score = created.timestamp()
         indexes = (self.keys.all, self.keys.store(store))
         with _outage_as_unavailable(self.url):
             # The record first: a worker never meets a job without one.
             async with recs.pool.pipeline(transaction=True) as pipe:
-                pipe.set(self.keys.record(job_id), record.model_dump_json(), nx=True)
+                pipe.set(self.keys.record(job_id), encode(record, 0), nx=True)
                 for index in indexes:
                     pipe.zadd(index, {job_id: score}, nx=True)
-                created = (await pipe.execute())[0]
-            if not created:
+                written = (await pipe.execute())[0]
+            if not written:
                 raise Conflict(f"a job with id {job_id!r} already exists")
             job: Job | None = None
             try:
@@ -335,34 +320,38 @@ class JobQueue:
             raise Conflict(f"job {job_id!r} is still in arq's queue from an earlier submission")
         return record
 
-    async def get(self, job_id: str) -> JobRecord:
+    async def get(self, job_id: str) -> common_pb2.Job:
         """The job's current record; NotFound for unknown (or long-finished) ids."""
+        return (await self._load(job_id)).job
+
+    async def _load(self, job_id: str) -> StoredJob:
         recs = await self._recs()
         with _outage_as_unavailable(self.url):
-            record = await recs.load(job_id)
-        if record is None:
+            stored = await recs.load(job_id)
+        if stored is None:
             raise NotFound(
                 f"no job {job_id!r}: check the id (finished jobs are kept "
                 f"{self.retention_s / 86400:g} days)"
             )
-        return record
+        return stored
 
-    async def cancel(self, job_id: str) -> JobRecord:
+    async def cancel(self, job_id: str) -> common_pb2.Job:
         """Cancel a job: a queued one at once, a running one at its next progress report.
         A finished job is returned unchanged."""
         recs = await self._recs()
         arq_id = self.keys.arq_id(job_id)
 
-        def change(record: JobRecord) -> JobRecord | None:
-            if record.terminal:
-                return None
-            update: dict[str, Any] = {"cancel_requested": True}
-            if record.state is JobState.QUEUED:
-                update |= {"state": JobState.CANCELLED, "finished_at": _now()}
-            return record.model_copy(update=update)
+        def change(record: common_pb2.Job) -> bool:
+            if is_terminal(record):
+                return False
+            record.cancel_requested = True
+            if record.state == JOB_STATE_QUEUED:
+                record.state = JOB_STATE_CANCELLED
+                record.finished_at.FromDatetime(_now())
+            return True
 
-        def dequeue(pipe: Pipeline, record: JobRecord) -> None:
-            if record.state is JobState.CANCELLED:
+        def dequeue(pipe: Pipeline, record: common_pb2.Job) -> None:
+            if record.state == JOB_STATE_CANCELLED:
                 pipe.zrem(self.keys.queue, arq_id)
                 pipe.delete(job_key_prefix + arq_id, retry_key_prefix + arq_id)
 
@@ -372,7 +361,7 @@ class JobQueue:
             raise NotFound(f"no job {job_id!r} to cancel")
         return updated
 
-    async def events(self, job_id: str, *, poll_s: float = 1.0) -> AsyncIterator[JobRecord]:
+    async def events(self, job_id: str, *, poll_s: float = 1.0) -> AsyncIterator[common_pb2.Job]:
         """Yield the record now and after every change, ending after a terminal state.
 
         Changes arrive by pub/sub; when none arrives for `poll_s` the record is re-read,
@@ -385,30 +374,32 @@ class JobQueue:
             with _outage_as_unavailable(self.url):
                 # Subscribe before the first read, so no change falls between the two.
                 await pubsub.subscribe(self.keys.channel(job_id))
-                record = await self.get(job_id)
-                yield record
-                last = record.version
-                while not record.terminal:
+                stored = await self._load(job_id)
+                yield stored.job
+                last = stored.version
+                while not is_terminal(stored.job):
                     message = await pubsub.get_message(
                         ignore_subscribe_messages=True, timeout=poll_s
                     )
                     if message is None:
-                        record = await self.get(job_id)
+                        stored = await self._load(job_id)
                     elif message["type"] == "message":
-                        record = JobRecord.model_validate_json(message["data"])
-                    if record.version > last:
-                        last = record.version
-                        yield record
+                        stored = decode(message["data"])
+                    if stored.version > last:
+                        last = stored.version
+                        yield stored.job
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
-    async def list(self, store: str | None = None, limit: int = 50) -> builtins.list[JobRecord]:
+    async def list(
+        self, store: str | None = None, limit: int = 50
+    ) -> builtins.list[common_pb2.Job]:
         """The newest jobs first, of one store or of all."""
         if not 1 <= limit <= 1000:
             raise InvalidInput(f"limit must be 1-1000, got {limit}", field="limit")
         recs = await self._recs()
         index = self.keys.store(store) if store else self.keys.all
-        found: builtins.list[JobRecord] = []
+        found: builtins.list[common_pb2.Job] = []
         start = 0
         with _outage_as_unavailable(self.url):
             while len(found) < limit:
@@ -417,7 +408,7 @@ class JobQueue:
                     break
                 raws = await recs.pool.mget([self.keys.record(i.decode()) for i in ids])
                 expired = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
-                found += [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
+                found += [decode(raw).job for raw in raws if raw is not None]
                 if expired:
                     # Finished records expire on their own; their index entries go here.
                     await recs.pool.zrem(index, *expired)
@@ -428,11 +419,11 @@ class JobQueue:
 class JobContext:
     """What a handler gets: its job's identity, `attempt` (1-based), and progress calls."""
 
-    def __init__(self, records: _Records, record: JobRecord, report_interval_s: float) -> None:
+    def __init__(self, records: _Records, record: common_pb2.Job, report_interval_s: float) -> None:
         self.job_id, self.kind, self.store = record.id, record.kind, record.store
         self.attempt = record.attempts
-        self.progress = JobProgress()
-        self.errors: builtins.list[JobItemError] = []
+        self.progress = common_pb2.JobProgress()
+        self.errors: builtins.list[common_pb2.JobItemError] = []
         self.errors_total = 0
         self._records = records
         self._interval = report_interval_s
@@ -449,15 +440,17 @@ class JobContext:
     ) -> None:
         """Record progress (None leaves a field as it is). Written to Redis at most once per
         `report_interval_s`; each write raises JobCancelled if cancellation was asked."""
-        changes = {
-            "items_done": items_done,
-            "items_total": items_total,
-            "units_done": units_done,
-            "unit": unit,
-            "message": message,
-        }
-        update = {k: v for k, v in changes.items() if v is not None}
-        self.progress = self.progress.model_copy(update=update)
+        progress = self.progress
+        if items_done is not None:
+            progress.items_done = items_done
+        if items_total is not None:
+            progress.items_total = items_total
+        if units_done is not None:
+            progress.units_done = units_done
+        if unit is not None:
+            progress.unit = unit
+        if message is not None:
+            progress.message = message
         if time.monotonic() - self._last_write >= self._interval:
             await self._write()
 
@@ -465,28 +458,30 @@ class JobContext:
         """Note that one item failed while the job goes on; saved with the next report."""
         self.errors_total += 1
         if len(self.errors) < _MAX_RECORDED_ERRORS:
-            self.errors.append(JobItemError(item_id=item_id, code=code, message=message))
+            self.errors.append(common_pb2.JobItemError(item_id=item_id, code=code, message=message))
 
-    def _snapshot(self) -> dict[str, Any]:
-        return {
-            "progress": self.progress,
-            "errors": self.errors[:],
-            "errors_total": self.errors_total,
-        }
+    def _save(self, record: common_pb2.Job) -> None:
+        """Put this attempt's progress and item errors into `record`."""
+        record.progress.CopyFrom(self.progress)
+        del record.errors[:]
+        record.errors.extend(self.errors)
+        record.errors_total = self.errors_total
 
     async def _write(self) -> None:
-        def change(record: JobRecord) -> JobRecord:
-            if record.state is not JobState.RUNNING or record.attempts != self.attempt:
+        def change(record: common_pb2.Job) -> bool:
+            if record.state != JOB_STATE_RUNNING or record.attempts != self.attempt:
                 raise _Superseded(f"job {self.job_id} attempt {self.attempt} lost its lease")
             if record.cancel_requested:
                 raise JobCancelled(f"job {self.job_id} was cancelled")
-            return record.model_copy(update=self._snapshot())
+            self._save(record)
+            return True
 
         self._last_write = time.monotonic()
         await self._records.mutate(self.job_id, change)
 
 
-Handler = Callable[[JobContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+# A handler gets the queued payload and returns its job's typed result.
+Handler = Callable[[JobContext, dict[str, Any]], Awaitable[JobResult]]
 
 
 # How long a worker that lost Redis waits before reconnecting: doubling from the first to the
@@ -656,21 +651,29 @@ class JobWorker:
             heartbeat.cancel()
 
     def _start(self, attempt: int) -> ChangeFn:
-        def change(record: JobRecord) -> JobRecord | None:
-            if record.terminal:
-                return None
-            end = {"finished_at": _now(), "attempts": attempt}
+        gave_up = (
+            f"gave up after {self.max_tries} attempts: each one's worker died before "
+            f"finishing (killed, or out of touch with Redis for over {self.lease_s:g} s)"
+        )
+
+        def change(record: common_pb2.Job) -> bool:
+            if is_terminal(record):
+                return False
+            record.attempts = attempt
             if record.cancel_requested:
-                return record.model_copy(update={"state": JobState.CANCELLED, **end})
-            if attempt > self.max_tries:
-                error = (
-                    f"gave up after {self.max_tries} attempts: each one's worker died before "
-                    f"finishing (killed, or out of touch with Redis for over {self.lease_s:g} s)"
-                )
-                return record.model_copy(update={"state": JobState.FAILED, "error": error, **end})
-            start = {"state": JobState.RUNNING, "started_at": record.started_at or _now()}
-            fresh = {"progress": JobProgress(), "errors": [], "errors_total": 0}
-            return record.model_copy(update={**start, **fresh, "attempts": attempt})
+                record.state = JOB_STATE_CANCELLED
+            elif attempt > self.max_tries:
+                record.state, record.error = JOB_STATE_FAILED, gave_up
+            else:
+                record.state = JOB_STATE_RUNNING
+                if not record.HasField("started_at"):
+                    record.started_at.FromDatetime(_now())
+                record.progress.CopyFrom(common_pb2.JobProgress())
+                del record.errors[:]
+                record.errors_total = 0
+                return True
+            record.finished_at.FromDatetime(_now())
+            return True
 
         return change
 
@@ -681,25 +684,25 @@ class JobWorker:
         if record is None:
             logger.warning("job %s has no record (expired or deleted); dropping it", job_id)
             return
-        if record.state is not JobState.RUNNING or record.attempts != attempt:
+        if record.state != JOB_STATE_RUNNING or record.attempts != attempt:
             return
         handler = self.handlers.get(kind)
         if handler is None:
             known = ", ".join(sorted(self.handlers))
             error = f"no handler for job kind {kind!r} on this worker (it runs: {known})"
-            await self._end(records, record, JobState.FAILED, {"error": error})
+            await self._end(records, record, JOB_STATE_FAILED, error=error)
             return
         context = JobContext(records, record, self.report_interval_s)
         try:
             async with asyncio.timeout(self.job_timeout_s) as deadline:
                 result = await handler(context, payload)
         except JobCancelled:
-            await self._end(records, record, JobState.CANCELLED, context._snapshot())
+            await self._end(records, record, JOB_STATE_CANCELLED, context=context)
         except _Superseded:
             logger.warning("job %s attempt %d lost its lease to another; stopped", job_id, attempt)
         except asyncio.CancelledError:
-            note = {"error": f"attempt {attempt} stopped with its worker; it will run again"}
-            await self._end(records, record, JobState.QUEUED, note)
+            note = f"attempt {attempt} stopped with its worker; it will run again"
+            await self._end(records, record, JOB_STATE_QUEUED, error=note)
             raise
         except Exception as e:  # the job boundary: every handler failure lands in the record
             await self._failed(records, record, context, e, deadline.expired())
@@ -707,26 +710,21 @@ class JobWorker:
             await self._done(records, record, context, result)
 
     async def _done(
-        self, records: _Records, record: JobRecord, context: JobContext, result: object
+        self, records: _Records, record: common_pb2.Job, context: JobContext, result: JobResult
     ) -> None:
         try:
-            if not isinstance(result, dict):
-                raise TypeError(f"a handler returns a dict, this one gave {type(result).__name__}")
-            json.dumps(result, allow_nan=False)
-        except (TypeError, ValueError) as e:
+            result_field(result)  # typed as one, but a handler is free to return anything
+        except TypeError as e:
             # A bug in the handler, not a passing failure: retrying would redo the work.
-            error = f"handler for {record.kind!r} returned a result that is not plain JSON: {e}"
-            await self._end(
-                records, record, JobState.FAILED, {**context._snapshot(), "error": error}
-            )
+            error = f"handler for {record.kind!r} returned a result that is not a job result: {e}"
+            await self._end(records, record, JOB_STATE_FAILED, context=context, error=error)
             return
-        update = {**context._snapshot(), "result": result}
-        await self._end(records, record, JobState.DONE, update)
+        await self._end(records, record, JOB_STATE_DONE, context=context, result=result)
 
     async def _failed(
         self,
         records: _Records,
-        record: JobRecord,
+        record: common_pb2.Job,
         context: JobContext,
         error: Exception,
         timed_out: bool,
@@ -741,19 +739,37 @@ class JobWorker:
             message, retry = error.message, isinstance(error, (Unavailable, Overloaded))
         if retry and attempt < self.max_tries:
             logger.warning("job %s attempt %d failed, will retry: %s", record.id, attempt, message)
-            note = {"error": f"attempt {attempt} failed ({message}); retrying"}
-            await self._end(records, record, JobState.QUEUED, note)
+            note = f"attempt {attempt} failed ({message}); retrying"
+            await self._end(records, record, JOB_STATE_QUEUED, error=note)
             raise Retry(defer=retry_delay(self.retry_delay_s, attempt)) from error
         logger.exception("job %s (%s) failed on attempt %d", record.id, record.kind, attempt)
-        await self._end(records, record, JobState.FAILED, {**context._snapshot(), "error": message})
+        await self._end(records, record, JOB_STATE_FAILED, context=context, error=message)
 
     async def _end(
-        self, records: _Records, record: JobRecord, state: JobState, update: dict[str, Any]
+        self,
+        records: _Records,
+        record: common_pb2.Job,
+        state: common_pb2.JobState.ValueType,
+        *,
+        context: JobContext | None = None,
+        error: str | None = None,
+        result: JobResult | None = None,
     ) -> None:
-        def change(current: JobRecord) -> JobRecord | None:
-            if current.state is not JobState.RUNNING or current.attempts != record.attempts:
-                return None
-            finished = {"finished_at": _now()} if state in TERMINAL_STATES else {}
-            return current.model_copy(update={**update, **finished, "state": state})
+        """End this attempt in `state`, with its progress (`context`), `error` and `result`
+        where given; a record another attempt has taken over is left alone."""
+
+        def change(current: common_pb2.Job) -> bool:
+            if current.state != JOB_STATE_RUNNING or current.attempts != record.attempts:
+                return False
+            if context is not None:
+                context._save(current)
+            if error is not None:
+                current.error = error
+            if result is not None:
+                set_result(current, result)
+            if state in TERMINAL_STATES:
+                current.finished_at.FromDatetime(_now())
+            current.state = state
+            return True
 
         await records.mutate(record.id, change)

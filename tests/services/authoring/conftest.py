@@ -36,7 +36,7 @@ from services.corpus.__main__ import build_deps as build_corpus_deps
 from services.corpus.__main__ import build_worker as build_corpus_worker
 from services.corpus.server import create_server as create_corpus_server
 from services.embedder.client import EmbedderClient
-from services.runtime.jobs import JobQueue, JobRecord
+from services.runtime.jobs import JobQueue, is_terminal
 from services.runtime.settings import StorageSettings
 from tests.services.corpus.conftest import corpus_settings
 from tests.services.retrieval.conftest import start_retrieval, stop_retrieval
@@ -89,11 +89,11 @@ class Stack:
 
         return await self.corpus.UploadFile(chunks())
 
-    async def wait(self, jobs: JobQueue, job_id: str, timeout_s: float = 120) -> JobRecord:
+    async def wait(self, jobs: JobQueue, job_id: str, timeout_s: float = 120) -> common_pb2.Job:
         deadline = asyncio.get_running_loop().time() + timeout_s
         while True:
             record = await jobs.get(job_id)
-            if record.terminal:
+            if is_terminal(record):
                 return record
             if asyncio.get_running_loop().time() > deadline:
                 raise AssertionError(f"job {job_id} still {record.state} after {timeout_s} s")
@@ -105,10 +105,10 @@ class Stack:
             corpus_pb2.IngestFilesRequest(store=self.store(), file_ids=[uploaded.id])
         )
         record = await self.wait(self.corpus_jobs, job.id)
-        assert record.state == "done", record
+        assert record.state == common_pb2.JOB_STATE_DONE, record
         return uploaded
 
-    async def compose(self, **fields: object) -> JobRecord:
+    async def compose(self, **fields: object) -> common_pb2.Job:
         tier = str(fields.pop("tier", "write"))
         job = await self.authoring.Compose(
             authoring_pb2.ComposeRequest(store=self.store(tier), **fields)  # type: ignore[arg-type]

@@ -9,9 +9,8 @@ import json
 
 import grpc
 import pytest
-from engram.v1 import authoring_pb2, corpus_pb2, retrieval_pb2
+from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, retrieval_pb2
 
-from services.runtime.job_proto import job_to_proto
 from tests.services.authoring.conftest import FakeProvider, Stack
 
 pytestmark = pytest.mark.slow
@@ -66,10 +65,10 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
     assert await stack.count() == 0, "a dry run wrote drawers"
 
     record = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
-    assert record.state == "done", record
-    assert job_to_proto(record).compose.failed_sessions == 0, record
+    assert record.state == common_pb2.JOB_STATE_DONE, record
+    assert record.compose.failed_sessions == 0, record
     drawers = await derived(stack)
-    assert len(drawers) == job_to_proto(record).compose.drawers_written == len(preview.drawers)
+    assert len(drawers) == record.compose.drawers_written == len(preview.drawers)
     assert sorted(d.content for d in drawers) == sorted(d.content for d in preview.drawers)
     # The preview shows what compose writes, signatures and speakers included.
     assert sorted((d.content, d.signature, d.attributes["speaker"]) for d in drawers) == sorted(
@@ -124,20 +123,20 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
 
     # Composing again, and re-authoring, leave exactly one copy of each drawer.
     again = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
-    assert again.state == "done"
+    assert again.state == common_pb2.JOB_STATE_DONE
     reauthored = await stack.compose(
         session_ids=[session_id], replace_existing=True, allow_new_wing=True
     )
-    assert reauthored.state == "done"
+    assert reauthored.state == common_pb2.JOB_STATE_DONE
     assert sorted(d.id for d in await derived(stack)) == sorted(d.id for d in drawers)
 
 
 async def test_compose_needs_a_wing_permission_in_an_empty_store(stack: Stack) -> None:
     uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
     record = await stack.compose(file_ids=[uploaded.id])
-    assert record.state == "done"
-    assert job_to_proto(record).compose.drawers_written == 0
-    assert job_to_proto(record).compose.drafts_rejected > 0
+    assert record.state == common_pb2.JOB_STATE_DONE
+    assert record.compose.drawers_written == 0
+    assert record.compose.drafts_rejected > 0
     assert any("does not exist" in e.message for e in record.errors), record.errors
     assert await stack.count() == 0
 
@@ -224,9 +223,9 @@ async def test_malformed_model_output_fails_the_session_and_writes_nothing(
     )
     uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
     record = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
-    assert record.state == "done"
-    assert job_to_proto(record).compose.failed_sessions == 1
-    assert job_to_proto(record).compose.invoker == "openai"
+    assert record.state == common_pb2.JOB_STATE_DONE
+    assert record.compose.failed_sessions == 1
+    assert record.compose.invoker == "openai"
     assert [e.code for e in record.errors] == ["invalid_input"], record.errors
     assert "malformed" in record.errors[0].message
     assert await stack.count() == 0
@@ -241,7 +240,7 @@ async def test_a_deleted_drawer_stays_deleted_when_the_compose_runs_again(stack:
     not bring back a drawer someone deleted, and the job says it skipped it."""
     uploaded = await stack.ingest("sync.jsonl", TRANSCRIPT)
     first = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
-    assert first.state == "done", first
+    assert first.state == common_pb2.JOB_STATE_DONE, first
     drawers = await derived(stack)
     forgotten = next(d for d in drawers if d.memory_type == "decision" and "404" in d.content)
     await stack.authoring.DeleteDrawer(
@@ -251,8 +250,8 @@ async def test_a_deleted_drawer_stays_deleted_when_the_compose_runs_again(stack:
     )
 
     replayed = await stack.compose(file_ids=[uploaded.id], allow_new_wing=True)
-    assert replayed.state == "done", replayed
-    result = job_to_proto(replayed).compose
+    assert replayed.state == common_pb2.JOB_STATE_DONE, replayed
+    result = replayed.compose
     assert result.drawers_forgotten == 1, result
     assert sorted(d.id for d in await derived(stack)) == sorted(
         d.id for d in drawers if d.id != forgotten.id

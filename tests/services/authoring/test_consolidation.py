@@ -11,7 +11,6 @@ import grpc
 import pytest
 from engram.v1 import authoring_pb2, common_pb2, retrieval_pb2
 
-from services.runtime.job_proto import job_to_proto
 from tests.services.authoring.conftest import FakeProvider, Stack
 from tests.services.authoring.test_writes import add, add_signed
 
@@ -33,8 +32,8 @@ async def _consolidate(
         authoring_pb2.ConsolidateRequest(store=stack.store(tier), **fields)  # type: ignore[arg-type]
     )
     record = await stack.wait(stack.deps.jobs, job.id)
-    assert record.state == "done", record
-    return job_to_proto(record).consolidate
+    assert record.state == common_pb2.JOB_STATE_DONE, record
+    return record.consolidate
 
 
 async def _snapshot(stack: Stack) -> tuple[list[tuple[str, int]], list[str], list[str]]:

@@ -15,8 +15,7 @@ from engram.v1 import authoring_pb2, common_pb2, corpus_pb2, retrieval_pb2
 
 from services.authoring import compose
 from services.corpus.ingest import INGEST_KIND
-from services.runtime.job_proto import job_payload, job_to_proto
-from services.runtime.jobs import JobRecord
+from services.runtime.job_proto import job_payload
 from tests.services.authoring.conftest import STORE, Stack, clean_queues, running_stack
 from tests.services.authoring.test_compose import TRANSCRIPT
 
@@ -62,7 +61,7 @@ Payloads = tuple[dict[str, Any], dict[str, Any]]
 
 async def _run_the_jobs(
     stack: Stack, file_ids: list[str], payloads: Payloads | None = None
-) -> tuple[JobRecord, JobRecord, Payloads]:
+) -> tuple[common_pb2.Job, common_pb2.Job, Payloads]:
     """Ingest, then compose, `file_ids`, through the queues: the jobs' payloads made as the
     tiers make them, or, for a replay, `payloads` delivered again as they were."""
     ingest = (
@@ -77,7 +76,7 @@ async def _run_the_jobs(
         payloads = (ingest, await compose.plan(stack.deps, request))
     job = await stack.deps.jobs.enqueue(compose.COMPOSE_KIND, STORE, payloads[1])
     composed = await stack.wait(stack.deps.jobs, job.id)
-    assert ingested.state == composed.state == "done", (ingested, composed)
+    assert ingested.state == composed.state == common_pb2.JOB_STATE_DONE, (ingested, composed)
     return ingested, composed, payloads
 
 
@@ -125,8 +124,8 @@ async def test_what_was_forgotten_stays_gone_after_every_tier_restarts_and_the_j
         async with running_stack(tmp_path, embedder_addr, redis_url, suffix) as again:
             assert await _drawer_ids(again) == kept, "a restart changed the drawers"
             reingested, replayed, _ = await _run_the_jobs(again, [], payloads)
-            assert job_to_proto(replayed).compose.drawers_written == 0, replayed
-            assert job_to_proto(replayed).compose.drawers_forgotten >= 1, replayed
+            assert replayed.compose.drawers_written == 0, replayed
+            assert replayed.compose.drawers_forgotten >= 1, replayed
             assert [e.item_id for e in reingested.errors] == [billing.id], reingested.errors
             assert await _drawer_ids(again) == kept, "a replay brought a drawer back"
             still = await again.retrieval.GetDrawer(

@@ -20,7 +20,7 @@ from services.corpus.server import create_server
 from services.corpus.settings import CorpusSettings
 from services.embedder.client import EmbedderClient
 from services.runtime.grpc_server import TierServer
-from services.runtime.jobs import JobRecord, JobWorker
+from services.runtime.jobs import JobWorker, is_terminal
 from services.runtime.settings import StorageSettings
 
 STORE = common_pb2.StoreContext(name="corpus-test")
@@ -47,12 +47,12 @@ class RunningCorpus:
 
         return await self.stub.UploadFile(chunks())
 
-    async def wait_job(self, job_id: str, timeout_s: float = 120) -> JobRecord:
+    async def wait_job(self, job_id: str, timeout_s: float = 120) -> common_pb2.Job:
         """Poll the job until it ends (bounded)."""
         deadline = asyncio.get_running_loop().time() + timeout_s
         while True:
             record = await self.deps.jobs.get(job_id)
-            if record.terminal:
+            if is_terminal(record):
                 return record
             if asyncio.get_running_loop().time() > deadline:
                 raise AssertionError(f"job {job_id} still {record.state} after {timeout_s} s")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engram.v1 import corpus_pb2
+from engram.v1 import common_pb2, corpus_pb2
 
 from tests.services.corpus.conftest import STORE, RunningCorpus
 
@@ -23,7 +23,7 @@ async def test_a_chatgpt_export_lands_as_one_session_per_conversation(
         corpus_pb2.IngestFilesRequest(store=STORE, file_ids=[export.id])
     )
     record = await corpus.wait_job(job.id)
-    assert record.state == "done" and not record.errors, record.errors
+    assert record.state == common_pb2.JOB_STATE_DONE and not record.errors, record.errors
 
     sessions = await corpus.stub.ListSessions(
         corpus_pb2.ListSessionsRequest(store=STORE, file_id=export.id)

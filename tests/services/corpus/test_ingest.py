@@ -12,7 +12,7 @@ from engram.v1 import common_pb2, corpus_pb2
 
 from services.corpus.ingest import INGEST_KIND
 from services.runtime.embedding import RECORD, begin_reembed
-from services.runtime.job_proto import job_payload, job_to_proto
+from services.runtime.job_proto import job_payload
 from tests.services.corpus.conftest import STORE, RunningCorpus
 
 MARKDOWN = (
@@ -96,7 +96,9 @@ async def _ingest(corpus: RunningCorpus, file_ids: list[str]) -> dict[str, objec
         corpus_pb2.IngestFilesRequest(store=STORE, file_ids=file_ids)
     )
     record = await corpus.wait_job(job.id)
-    assert record.state == "done", f"ingest ended {record.state}: {record.error} {record.errors}"
+    assert record.state == common_pb2.JOB_STATE_DONE, (
+        f"ingest ended {record.state}: {record.error} {record.errors}"
+    )
     return {"record": record}
 
 
@@ -169,7 +171,7 @@ async def test_a_corrupt_pdf_fails_alone_and_the_job_goes_on(corpus: RunningCorp
         corpus_pb2.IngestFilesRequest(store=STORE, file_ids=[broken.id, good.id])
     )
     record = await corpus.wait_job(job.id)
-    assert record.state == "done"
+    assert record.state == common_pb2.JOB_STATE_DONE
     assert [e.item_id for e in record.errors] == [broken.id]
     assert "pdf" in record.errors[0].message.lower()
     failed = await corpus.stub.GetFile(corpus_pb2.GetFileRequest(store=STORE, file_id=broken.id))
@@ -227,8 +229,8 @@ async def test_a_corpus_store_of_another_model_is_refused_then_reembedded(
     await store_moving(corpus)  # while it runs: keyword matches, said so
     job = await corpus.stub.ReembedStore(common_pb2.ReembedStoreRequest(store=STORE))
     done = await corpus.wait_job(job.id)
-    assert done.state == "done", done
-    assert job_to_proto(done).reembed.raw_chunks == chunks
+    assert done.state == common_pb2.JOB_STATE_DONE, done
+    assert done.reembed.raw_chunks == chunks
     assert json.loads(record.read_text()) == served
     answer = await corpus.stub.SearchRaw(query)
     assert answer.results and not answer.notice

@@ -14,14 +14,14 @@ from pathlib import Path
 import grpc
 import pytest
 import redis
-from engram.v1 import corpus_pb2, corpus_pb2_grpc
+from engram.v1 import common_pb2, corpus_pb2, corpus_pb2_grpc
 
 from services.corpus.core import ChunkOptions, chunk_file, detect_type
 from services.corpus.settings import CorpusSettings
 from services.corpus.store import CorpusStore
 from services.launcher.supervisor import spawn_tier, stop_process_group, wait_until_serving
 from services.launcher.tiers import TIERS
-from services.runtime.jobs import JobQueue
+from services.runtime.jobs import JobQueue, is_terminal
 from tests.services.corpus.conftest import STORE
 
 SPEC = next(t for t in TIERS if t.name == "corpus")
@@ -96,9 +96,11 @@ async def test_killed_worker_job_is_retried_and_ends_as_if_run_once(
         deadline = asyncio.get_running_loop().time() + 120
         while True:  # kill it once it is inside the job, past the first file
             record = await jobs.get(job.id)
-            if record.state == "running" and record.progress.items_done >= 1:
+            if record.state == common_pb2.JOB_STATE_RUNNING and record.progress.items_done >= 1:
                 break
-            assert record.state in ("queued", "running"), f"job ended early: {record}"
+            assert record.state in (common_pb2.JOB_STATE_QUEUED, common_pb2.JOB_STATE_RUNNING), (
+                f"job ended early: {record}"
+            )
             assert asyncio.get_running_loop().time() < deadline, "job never got going"
             await asyncio.sleep(0.05)
         os.killpg(first.pid, signal.SIGKILL)  # type: ignore[attr-defined]
@@ -108,10 +110,10 @@ async def test_killed_worker_job_is_retried_and_ends_as_if_run_once(
         second = await start("b")
         try:
             deadline = asyncio.get_running_loop().time() + 120
-            while not (record := await jobs.get(job.id)).terminal:
+            while not is_terminal(record := await jobs.get(job.id)):
                 assert asyncio.get_running_loop().time() < deadline, f"job stuck: {record}"
                 await asyncio.sleep(0.1)
-            assert record.state == "done", f"{record.state}: {record.error}"
+            assert record.state == common_pb2.JOB_STATE_DONE, f"{record.state}: {record.error}"
             assert record.attempts == 2, f"expected one retry, saw {record.attempts} attempts"
         finally:
             stop_process_group(second, 10)  # type: ignore[arg-type]

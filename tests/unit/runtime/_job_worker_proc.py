@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import redis.asyncio as aioredis
+from engram.v1 import common_pb2
 
 from services.runtime.jobs import JobContext, JobWorker
 
@@ -23,7 +24,7 @@ _FIRST_ATTEMPT_MAX_S = 30.0
 async def main(url: str, queue_name: str, marker: str) -> None:
     client: aioredis.Redis = aioredis.Redis.from_url(url)
 
-    async def crashable(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def crashable(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.ReembedResult:
         await client.incr(f"{marker}:attempts")
         if ctx.attempt == 1:
             await client.set(f"{marker}:inside", "1")
@@ -34,7 +35,7 @@ async def main(url: str, queue_name: str, marker: str) -> None:
                 await asyncio.sleep(0.05)
         await client.set(f"{marker}:result", payload["value"])
         await client.incr(f"{marker}:completions")
-        return {"attempt": ctx.attempt}
+        return common_pb2.ReembedResult(model=f"attempt {ctx.attempt}")
 
     worker = JobWorker(
         url,

@@ -16,16 +16,18 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from engram.v1 import common_pb2
+from engram.v1.common_pb2 import (
+    JOB_STATE_CANCELLED,
+    JOB_STATE_DONE,
+    JOB_STATE_FAILED,
+    JOB_STATE_QUEUED,
+    JOB_STATE_RUNNING,
+)
 
 from services.runtime.errors import Conflict, InvalidInput, NotFound, Unavailable
-from services.runtime.jobs import (
-    Handler,
-    JobContext,
-    JobQueue,
-    JobRecord,
-    JobState,
-    JobWorker,
-)
+from services.runtime.job_record import FORMAT, decode
+from services.runtime.jobs import Handler, JobContext, JobQueue, JobWorker
 from services.runtime.redis import connect_redis
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -69,8 +71,11 @@ async def running_worker(
 
 
 async def wait_for_state(
-    queue: JobQueue, job_id: str, states: Collection[JobState], timeout_s: float = 10.0
-) -> JobRecord:
+    queue: JobQueue,
+    job_id: str,
+    states: Collection[common_pb2.JobState.ValueType],
+    timeout_s: float = 10.0,
+) -> common_pb2.Job:
     deadline = time.monotonic() + timeout_s
     while True:
         record = await queue.get(job_id)
@@ -84,23 +89,23 @@ async def wait_for_state(
 async def test_a_job_runs_to_done_recording_progress_and_item_errors(
     redis_url: str, queue_name: str, queue: JobQueue
 ) -> None:
-    async def count(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def count(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         for i in range(1, payload["n"] + 1):
             await ctx.report(items_done=i, items_total=payload["n"], units_done=10 * i, unit="B")
         await ctx.item_error("item-2", "too_large", "item 2 is over the limit")
-        return {"counted": payload["n"]}
+        return common_pb2.IngestResult(files=payload["n"])
 
     queued = await queue.enqueue("count", "store-a", {"n": 3})
-    assert queued.state is JobState.QUEUED
+    assert queued.state == JOB_STATE_QUEUED
     async with running_worker(redis_url, queue_name, {"count": count}):
-        done = await wait_for_state(queue, queued.id, {JobState.DONE, JobState.FAILED})
-    assert done.state is JobState.DONE, done.error
-    assert done.result == {"counted": 3}
+        done = await wait_for_state(queue, queued.id, {JOB_STATE_DONE, JOB_STATE_FAILED})
+    assert done.state == JOB_STATE_DONE, done.error
+    assert done.WhichOneof("result") == "ingest" and done.ingest.files == 3
     assert (done.progress.items_done, done.progress.items_total) == (3, 3)
     assert (done.progress.units_done, done.progress.unit) == (30, "B")
     assert [e.item_id for e in done.errors] == ["item-2"] and done.errors_total == 1
     assert done.attempts == 1
-    assert done.started_at is not None and done.finished_at is not None
+    assert done.HasField("started_at") and done.HasField("finished_at")
     assert [r.id for r in await queue.list("store-a")] == [queued.id]
     assert await queue.list("store-b") == []
     assert queued.id in [r.id for r in await queue.list()]
@@ -111,14 +116,14 @@ async def test_a_failing_handler_is_retried_then_failed_with_its_message(
 ) -> None:
     calls: list[int] = []
 
-    async def broken(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def broken(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         calls.append(ctx.attempt)
         raise RuntimeError("disk on fire")
 
     job = await queue.enqueue("broken", "s", {})
     async with running_worker(redis_url, queue_name, {"broken": broken}, max_tries=2):
-        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
-    assert failed.state is JobState.FAILED
+        failed = await wait_for_state(queue, job.id, {JOB_STATE_FAILED, JOB_STATE_DONE})
+    assert failed.state == JOB_STATE_FAILED
     assert "disk on fire" in failed.error
     assert calls == [1, 2] and failed.attempts == 2
 
@@ -128,78 +133,78 @@ async def test_invalid_input_from_a_handler_is_not_retried(
 ) -> None:
     calls: list[int] = []
 
-    async def strict(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def strict(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         calls.append(ctx.attempt)
         raise InvalidInput("field x is missing")
 
     job = await queue.enqueue("strict", "s", {})
     async with running_worker(redis_url, queue_name, {"strict": strict}, max_tries=3):
-        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
+        failed = await wait_for_state(queue, job.id, {JOB_STATE_FAILED, JOB_STATE_DONE})
     assert failed.error == "field x is missing" and calls == [1]
 
 
 async def test_cancel_stops_a_running_job_at_its_next_report(
     redis_url: str, queue_name: str, queue: JobQueue
 ) -> None:
-    async def endless(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def endless(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.ReembedResult:
         for i in range(1000):
             await ctx.report(items_done=i)
             await asyncio.sleep(0.01)
-        return {"finished": True}
+        return common_pb2.ReembedResult(model="finished")
 
     job = await queue.enqueue("endless", "s", {})
     async with running_worker(redis_url, queue_name, {"endless": endless}):
-        await wait_for_state(queue, job.id, {JobState.RUNNING})
+        await wait_for_state(queue, job.id, {JOB_STATE_RUNNING})
         requested = await queue.cancel(job.id)
         assert requested.cancel_requested
-        cancelled = await wait_for_state(queue, job.id, {JobState.CANCELLED, JobState.DONE})
-    assert cancelled.state is JobState.CANCELLED
-    assert cancelled.result == {} and cancelled.finished_at is not None
-    assert (await queue.cancel(job.id)).state is JobState.CANCELLED
+        cancelled = await wait_for_state(queue, job.id, {JOB_STATE_CANCELLED, JOB_STATE_DONE})
+    assert cancelled.state == JOB_STATE_CANCELLED
+    assert cancelled.WhichOneof("result") is None and cancelled.HasField("finished_at")
+    assert (await queue.cancel(job.id)).state == JOB_STATE_CANCELLED
 
 
 async def test_cancellation_is_not_swallowed_by_a_handlers_except_exception(
     redis_url: str, queue_name: str, queue: JobQueue
 ) -> None:
-    async def per_item(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def per_item(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         for i in range(1000):
             try:
                 await ctx.report(items_done=i)
             except Exception as e:  # the usual per-item guard
                 await ctx.item_error(str(i), "error", str(e))
             await asyncio.sleep(0.01)
-        return {}
+        return common_pb2.IngestResult()
 
     job = await queue.enqueue("per_item", "s", {})
     async with running_worker(redis_url, queue_name, {"per_item": per_item}):
-        await wait_for_state(queue, job.id, {JobState.RUNNING})
+        await wait_for_state(queue, job.id, {JOB_STATE_RUNNING})
         await queue.cancel(job.id)
-        cancelled = await wait_for_state(queue, job.id, {JobState.CANCELLED, JobState.DONE})
-    assert cancelled.state is JobState.CANCELLED and cancelled.errors_total == 0
+        cancelled = await wait_for_state(queue, job.id, {JOB_STATE_CANCELLED, JOB_STATE_DONE})
+    assert cancelled.state == JOB_STATE_CANCELLED and cancelled.errors_total == 0
 
 
-async def test_timeouts_and_non_json_results_fail_without_retry(
+async def test_timeouts_and_results_that_are_not_job_results_fail_without_retry(
     redis_url: str, queue_name: str, queue: JobQueue
 ) -> None:
     calls: list[str] = []
 
-    async def sleepy(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def sleepy(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         calls.append("sleepy")
         await asyncio.sleep(30)
-        return {}
+        return common_pb2.IngestResult()
 
-    async def odd(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def odd(ctx: JobContext, payload: dict[str, Any]) -> Any:
         calls.append("odd")
-        return {"when": object()}
+        return {"when": object()}  # not one of the job results
 
     handlers: dict[str, Handler] = {"sleepy": sleepy, "odd": odd}
     slow = await queue.enqueue("sleepy", "s", {})
     bad = await queue.enqueue("odd", "s", {})
     unknown = await queue.enqueue("nobody-handles-this", "s", {})
     async with running_worker(redis_url, queue_name, handlers, job_timeout_s=0.3):
-        ends = [await wait_for_state(queue, j.id, {JobState.FAILED}) for j in (slow, bad, unknown)]
+        ends = [await wait_for_state(queue, j.id, {JOB_STATE_FAILED}) for j in (slow, bad, unknown)]
     assert "0.3 s job timeout" in ends[0].error
-    assert "not plain JSON" in ends[1].error
+    assert "not a job result" in ends[1].error
     assert "no handler for job kind 'nobody-handles-this'" in ends[2].error
     assert sorted(calls) == ["odd", "sleepy"]
 
@@ -209,9 +214,9 @@ async def test_a_job_out_of_tries_after_crashes_is_marked_failed(
 ) -> None:
     ran: list[int] = []
 
-    async def never(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def never(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         ran.append(ctx.attempt)
-        return {}
+        return common_pb2.IngestResult()
 
     job = await queue.enqueue("never", "s", {})
     # As if two workers had died inside it: arq counts tries in this key.
@@ -219,8 +224,8 @@ async def test_a_job_out_of_tries_after_crashes_is_marked_failed(
     await client.set(f"arq:retry:{queue.keys.arq_id(job.id)}", 2)
     await client.aclose()
     async with running_worker(redis_url, queue_name, {"never": never}, max_tries=2):
-        failed = await wait_for_state(queue, job.id, {JobState.FAILED, JobState.DONE})
-    assert failed.state is JobState.FAILED and "gave up after 2 attempts" in failed.error
+        failed = await wait_for_state(queue, job.id, {JOB_STATE_FAILED, JOB_STATE_DONE})
+    assert failed.state == JOB_STATE_FAILED and "gave up after 2 attempts" in failed.error
     assert ran == []
 
 
@@ -229,18 +234,18 @@ async def test_cancel_takes_a_queued_job_out_of_the_queue(
 ) -> None:
     ran: list[str] = []
 
-    async def record(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def record(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         ran.append(ctx.job_id)
-        return {}
+        return common_pb2.IngestResult()
 
     first = await queue.enqueue("record", "s", {})
     cancelled = await queue.cancel(first.id)
-    assert cancelled.state is JobState.CANCELLED
+    assert cancelled.state == JOB_STATE_CANCELLED
     second = await queue.enqueue("record", "s", {})
     async with running_worker(redis_url, queue_name, {"record": record}, max_jobs=1):
-        await wait_for_state(queue, second.id, {JobState.DONE})
+        await wait_for_state(queue, second.id, {JOB_STATE_DONE})
     assert ran == [second.id]
-    assert (await queue.get(first.id)).state is JobState.CANCELLED
+    assert (await queue.get(first.id)).state == JOB_STATE_CANCELLED
 
 
 async def test_events_yield_progress_then_the_terminal_record(
@@ -248,14 +253,14 @@ async def test_events_yield_progress_then_the_terminal_record(
 ) -> None:
     gate = asyncio.Event()
 
-    async def gated(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def gated(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.ReembedResult:
         await ctx.report(items_done=1, items_total=2)
         await asyncio.wait_for(gate.wait(), 5)
         await ctx.report(items_done=2)
-        return {"ok": True}
+        return common_pb2.ReembedResult(model="ok")
 
     job = await queue.enqueue("gated", "s", {})
-    seen: list[JobRecord] = []
+    seen: list[common_pb2.Job] = []
     async with running_worker(redis_url, queue_name, {"gated": gated}):
 
         async def watch() -> None:
@@ -265,11 +270,12 @@ async def test_events_yield_progress_then_the_terminal_record(
                     gate.set()
 
         await asyncio.wait_for(watch(), 10)
-    assert seen[0].state is JobState.QUEUED
-    assert seen[-1].state is JobState.DONE and seen[-1].result == {"ok": True}
-    assert any(r.state is JobState.RUNNING and r.progress.items_done == 1 for r in seen)
-    versions = [r.version for r in seen]
-    assert versions == sorted(set(versions))
+    assert seen[0].state == JOB_STATE_QUEUED
+    assert seen[-1].state == JOB_STATE_DONE and seen[-1].reembed.model == "ok"
+    assert any(r.state == JOB_STATE_RUNNING and r.progress.items_done == 1 for r in seen)
+    # In write order, never twice: each write moves the state or the count on.
+    steps = [(r.state, r.progress.items_done) for r in seen]
+    assert steps == sorted(set(steps))
 
 
 async def test_a_stopped_worker_gives_its_job_back_without_using_a_try(
@@ -278,20 +284,20 @@ async def test_a_stopped_worker_gives_its_job_back_without_using_a_try(
     started = asyncio.Event()
     attempts: list[int] = []
 
-    async def slow(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def slow(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.ReembedResult:
         attempts.append(ctx.attempt)
         if not started.is_set():
             started.set()
             await asyncio.sleep(30)
-        return {"attempt": ctx.attempt}
+        return common_pb2.ReembedResult(model=f"attempt {ctx.attempt}")
 
     job = await queue.enqueue("slow", "s", {})
     async with running_worker(redis_url, queue_name, {"slow": slow}):
         await asyncio.wait_for(started.wait(), 5)
     stopped = await queue.get(job.id)
-    assert stopped.state is JobState.QUEUED and "will run again" in stopped.error
+    assert stopped.state == JOB_STATE_QUEUED and "will run again" in stopped.error
     async with running_worker(redis_url, queue_name, {"slow": slow}):
-        done = await wait_for_state(queue, job.id, {JobState.DONE})
+        done = await wait_for_state(queue, job.id, {JOB_STATE_DONE})
     assert attempts == [1, 1] and done.attempts == 1
 
 
@@ -317,11 +323,11 @@ async def test_a_job_whose_worker_is_killed_is_retried_and_done_once(
             await asyncio.sleep(0.05)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=5)
-        assert (await queue.get(job.id)).state is JobState.RUNNING
+        assert (await queue.get(job.id)).state == JOB_STATE_RUNNING
         second = spawn()
-        done = await wait_for_state(queue, job.id, {JobState.DONE, JobState.FAILED}, 20)
-        assert done.state is JobState.DONE, done.error
-        assert done.attempts == 2 and done.result == {"attempt": 2}
+        done = await wait_for_state(queue, job.id, {JOB_STATE_DONE, JOB_STATE_FAILED}, 20)
+        assert done.state == JOB_STATE_DONE, done.error
+        assert done.attempts == 2 and done.reembed.model == "attempt 2"
         assert await client.get(f"{marker}:attempts") == b"2"
         assert await client.get(f"{marker}:completions") == b"1"
         assert await client.get(f"{marker}:result") == b"written-once"
@@ -333,6 +339,58 @@ async def test_a_job_whose_worker_is_killed_is_retried_and_done_once(
                     proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+        await client.aclose()
+
+
+# A queued job's record as the queue wrote it before it kept `engram.v1.Job` (pydantic JSON).
+OLD_QUEUED_RECORD = (
+    '{"id":"JOB_ID","kind":"count","store":"s","state":"queued","progress":{"items_done":0,'
+    '"items_total":0,"units_done":0,"unit":"","message":""},"errors":[],"errors_total":0,'
+    '"error":"","created_at":"2026-01-02T03:04:05Z","started_at":null,"finished_at":null,'
+    '"attempts":0,"result":{},"cancel_requested":false,"version":7}'
+)
+
+
+async def test_records_written_before_the_proto_format_are_read_run_and_cancelled(
+    redis_url: str, queue_name: str, queue: JobQueue
+) -> None:
+    """An upgrade finds jobs the old code recorded in Redis: they are listed and read, run to
+    the end by a new worker or cancelled, and written back in the new format, their write
+    version going on from the old one."""
+
+    async def count(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
+        await ctx.report(items_done=1, items_total=1)
+        return common_pb2.IngestResult(files=payload["n"])
+
+    client: aioredis.Redis = aioredis.Redis.from_url(redis_url)
+    try:
+        to_run = await queue.enqueue("count", "s", {"n": 2})
+        to_cancel = await queue.enqueue("count", "s", {"n": 1})
+        for job in (to_run, to_cancel):  # as if the old code had queued them
+            old = OLD_QUEUED_RECORD.replace("JOB_ID", job.id)
+            await client.set(f"{queue_name}:job:{job.id}", old)
+
+        read = await queue.get(to_run.id)
+        assert (read.id, read.kind, read.store) == (to_run.id, "count", "s")
+        assert read.state == JOB_STATE_QUEUED
+        assert read.created_at.ToJsonString() == "2026-01-02T03:04:05Z"
+        assert read.HasField("progress") and not read.HasField("started_at")
+        assert {r.id for r in await queue.list("s")} == {to_run.id, to_cancel.id}
+
+        cancelled = await queue.cancel(to_cancel.id)
+        assert cancelled.state == JOB_STATE_CANCELLED and cancelled.cancel_requested
+        raw = await client.get(f"{queue_name}:job:{to_cancel.id}")
+        assert raw[0] == FORMAT and decode(raw).version == 8
+
+        async with running_worker(redis_url, queue_name, {"count": count}):
+            done = await wait_for_state(queue, to_run.id, {JOB_STATE_DONE, JOB_STATE_FAILED})
+        assert done.state == JOB_STATE_DONE, done.error
+        assert done.ingest.files == 2 and done.attempts == 1 and done.progress.items_done == 1
+        assert done.created_at.ToJsonString() == "2026-01-02T03:04:05Z"
+        raw = await client.get(f"{queue_name}:job:{to_run.id}")
+        assert raw[0] == FORMAT and decode(raw).version > 8
+        assert (await queue.get(to_cancel.id)).state == JOB_STATE_CANCELLED, "it never ran"
+    finally:
         await client.aclose()
 
 
@@ -422,9 +480,9 @@ async def test_a_worker_that_loses_redis_reconnects_and_runs_what_comes_after(
     server = _redis_server(port, tmp_path)
     ran: list[str] = []
 
-    async def note(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    async def note(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
         ran.append(payload["n"])
-        return {}
+        return common_pb2.IngestResult()
 
     try:
         await _answering(url)
@@ -433,22 +491,22 @@ async def test_a_worker_that_loses_redis_reconnects_and_runs_what_comes_after(
             running_worker(url, "reconnect", {"note": note}, poll_delay_s=0.05),
         ):
             first = await jobs.enqueue("note", "s", {"n": "before"})
-            await wait_for_state(jobs, first.id, {JobState.DONE})
+            await wait_for_state(jobs, first.id, {JOB_STATE_DONE})
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(10)
             await asyncio.sleep(1.0)  # the worker's polls meet no Redis
             server = _redis_server(port, tmp_path)
             await _answering(url)
             after = await _retrying_enqueue(jobs)
-            done = await wait_for_state(jobs, after.id, {JobState.DONE}, timeout_s=30)
-            assert done.state is JobState.DONE and ran == ["before", "after"]
+            done = await wait_for_state(jobs, after.id, {JOB_STATE_DONE}, timeout_s=30)
+            assert done.state == JOB_STATE_DONE and ran == ["before", "after"]
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(10)
 
 
-async def _retrying_enqueue(jobs: JobQueue) -> JobRecord:
+async def _retrying_enqueue(jobs: JobQueue) -> common_pb2.Job:
     for _ in range(50):
         try:
             return await jobs.enqueue("note", "s", {"n": "after"})
