@@ -48,8 +48,10 @@ from services.retrieval.core.supersession import (
 )
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.mirror import MetaFilter
+from services.retrieval.pool.pool import KeywordPrefetch
 from services.runtime.embedding import reembedding_notice
 from services.runtime.errors import InvalidInput
+from services.runtime.fts import KeywordHits
 from services.runtime.queries import check_query_text
 from services.runtime.tracing import stage
 from services.vocabulary import DEFAULT_MODE, TypeLibrary, library_for
@@ -216,6 +218,30 @@ class SearchEngine:
         """Run one search end to end."""
         self.validate(spec)
         started = time.perf_counter()
+        depth = spec.depth or self.limits.default_depth
+        # The keyword query needs no vector: it runs while the query is embedded. It reads
+        # only the selecting filters; the pin exclusions, which the inferred intent decides,
+        # are applied once that is known (DrawerPool.keyword_prefetch / keyword_narrow).
+        selecting = MetaFilter(wing=spec.wing, room=spec.room, memory_types=spec.memory_types)
+        keyword = asyncio.ensure_future(
+            asyncio.to_thread(pool.keyword_prefetch, spec.query, selecting, depth)
+        )
+        try:
+            return await self._search(pool, store, spec, depth, keyword, started)
+        finally:
+            if not keyword.done():  # the search failed before it needed the keyword hits
+                keyword.cancel()
+                await asyncio.gather(keyword, return_exceptions=True)
+
+    async def _search(
+        self,
+        pool: DrawerPool,
+        store: StoreView,
+        spec: SearchSpec,
+        depth: int,
+        keyword: asyncio.Future[KeywordPrefetch],
+        started: float,
+    ) -> SearchOutcome:
         library = library_for(store.mode)
         with stage("search.embed"):
             vector = await self.embedder.embed_query(spec.query)
@@ -223,7 +249,6 @@ class SearchEngine:
 
         guess = self._intent(spec, library, vector)
         intent = guess.intent
-        depth = spec.depth or self.limits.default_depth
         notice = ""
         if pool.reembedding_to is not None:
             # Its vectors are of two models until the rebuild ends: keyword matches only.
@@ -243,12 +268,15 @@ class SearchEngine:
         )
         now = spec.as_of or datetime.now(UTC)
 
+        with stage("search.keyword_wait"):
+            prefetched = await keyword
+
         def gather() -> tuple[CandidateSet, Supersession]:
             # One trip off the event loop for both steps (each hop costs a thread handoff).
             found = self._candidates(
                 pool,
                 vector,
-                spec.query,
+                pool.keyword_narrow(prefetched, flt),
                 flt,
                 depth,
                 spec.ranker == RANKER_FULL,
@@ -338,7 +366,7 @@ class SearchEngine:
         self,
         pool: DrawerPool,
         vector: npt.NDArray[np.float32],
-        text: str,
+        keyword: KeywordHits,
         flt: MetaFilter,
         depth: int,
         with_vectors: bool,
@@ -349,14 +377,13 @@ class SearchEngine:
         # keyword-only hits' are read anyway (they need them for a cosine).
         stored: dict[str, npt.NDArray[np.float32]] = {}
         if not dense:
-            return _keyword_candidates(pool, text, flt, depth)
+            return _keyword_candidates(pool, keyword)
         if with_vectors:
             found = pool.vector_search_with_vectors(vector, flt, depth)
             vector_hits = {drawer_id: score for drawer_id, score, _ in found}
             stored = {drawer_id: row for drawer_id, _, row in found}
         else:
             vector_hits = dict(pool.vector_search(vector, flt, depth))
-        keyword = pool.keyword_search(text, flt, depth)
         keyword_only = [hit.id for hit in keyword.hits if hit.id not in vector_hits]
         if keyword_only:
             stored.update(pool.vectors_of(keyword_only))
@@ -387,10 +414,9 @@ class SearchEngine:
         )
 
 
-def _keyword_candidates(pool: DrawerPool, text: str, flt: MetaFilter, depth: int) -> CandidateSet:
+def _keyword_candidates(pool: DrawerPool, keyword: KeywordHits) -> CandidateSet:
     """The keyword hits alone, without a cosine: what a pool whose vectors are being rebuilt
     for another model can answer (its vectors are not comparable with the query's)."""
-    keyword = pool.keyword_search(text, flt, depth)
     candidates = []
     for position, hit in enumerate(keyword.hits):
         meta = pool.meta(hit.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,16 @@ PART_TOMBSTONES = "drawers: tombstones ↔ vectors"
 PART_MIRROR = "drawers: metadata mirror ↔ vectors"
 PART_LINKS = "links ↔ drawers"
 CHECKED_PARTS = (PART_KEYWORDS, PART_PAYLOADS, PART_TOMBSTONES, PART_MIRROR, PART_LINKS)
+
+
+@dataclass(frozen=True)
+class KeywordPrefetch:
+    """A keyword query run before its pin exclusions were known (`keyword_prefetch`)."""
+
+    text: str
+    limit: int  # hits wanted
+    depth: int  # hits fetched
+    found: KeywordHits
 
 
 @dataclass(frozen=True)
@@ -347,33 +357,55 @@ class DrawerPool:
     ) -> list[VectorHit]:
         condition = _vector_filter(flt)
         exact = self.index.use_exact(condition)
+        # Ids (and vectors) only: the mirror holds what scoring reads of each drawer.
         return self.collection.search(
-            vector, limit=limit, flt=condition, exact=exact, with_vectors=with_vectors
+            vector,
+            limit=limit,
+            flt=condition,
+            exact=exact,
+            with_vectors=with_vectors,
+            with_payload=False,
         )
 
     def keyword_search(self, text: str, flt: MetaFilter, limit: int) -> KeywordHits:
-        """The best BM25 matches among drawers matching `flt`, best first.
+        """The best BM25 matches among drawers matching `flt`, best first."""
+        return self.keyword_narrow(self.keyword_prefetch(text, flt, limit), flt)
 
-        A filter that only excludes (deprecated drawers, on every default search) keeps most
-        of the pool, so the query runs unrestricted a little deeper and the few excluded hits
-        are dropped after: handing FTS5 every allowed id cost ~140 ms at 100k drawers,
-        the unrestricted query ~20 ms. Selective filters (room, type) restrict FTS5 to their
-        ids, which are few.
+    def keyword_prefetch(self, text: str, flt: MetaFilter, limit: int) -> KeywordPrefetch:
+        """The first half of `keyword_search`: it reads only the selecting part of `flt`
+        (wing, room, types, ...), never its pin exclusions, so a search can run it while the
+        query is being embedded, before the intent that decides the exclusions is known.
+
+        Exclusions (deprecated drawers, on every search but history's) keep most of the
+        pool, so the query runs a little deeper (`EXCLUSION_OVERFETCH`) and `keyword_narrow`
+        drops the few excluded hits: handing FTS5 every allowed id cost ~140 ms at 100k
+        drawers, the unrestricted query ~20 ms. Selective filters (room, type) restrict
+        FTS5 to their ids, which are few.
         """
-        if flt.empty:
-            return self.collection.keyword_search(text, limit=limit)
-        if _exclusion_only(flt):
-            depth = limit * EXCLUSION_OVERFETCH
+        loose = replace(flt, exclude_pin_statuses=frozenset())
+        depth = limit * EXCLUSION_OVERFETCH
+        if loose.empty:
             found = self.collection.keyword_search(text, limit=depth)
-            kept = tuple(
-                hit
-                for hit in found.hits
-                if (m := self._meta.get(hit.id)) is not None and flt.matches(m)
-            )
-            if len(kept) >= limit or len(found.hits) < depth:
-                return KeywordHits(kept[:limit], found.reference)
+        else:
+            allowed = [m.id for m in self.metas(loose)]
+            found = self.collection.keyword_search(text, limit=depth, allowed_ids=allowed)
+        return KeywordPrefetch(text=text, limit=limit, depth=depth, found=found)
+
+    def keyword_narrow(self, prefetched: KeywordPrefetch, flt: MetaFilter) -> KeywordHits:
+        """The second half of `keyword_search`: the prefetched hits that match all of `flt`
+        (and still exist), cut to the limit; when exclusions left too few of a full page,
+        the query runs again restricted to the allowed ids (rare: only when excluded drawers
+        crowd the best matches)."""
+        found, limit = prefetched.found, prefetched.limit
+        kept = tuple(
+            hit
+            for hit in found.hits
+            if (m := self._meta.get(hit.id)) is not None and flt.matches(m)
+        )
+        if len(kept) >= limit or len(found.hits) < prefetched.depth:
+            return KeywordHits(kept[:limit], found.reference)
         allowed = [m.id for m in self.metas(flt)]
-        return self.collection.keyword_search(text, limit=limit, allowed_ids=allowed)
+        return self.collection.keyword_search(prefetched.text, limit=limit, allowed_ids=allowed)
 
     @property
     def vector_backend(self) -> str:
@@ -393,12 +425,6 @@ def _keyword_row(drawer_id: str, payload: Mapping[str, Any]) -> dict[str, str]:
         "signature": stored.get("signature", ""),
         "topic": stored.get("topic", ""),
     }
-
-
-def _exclusion_only(flt: MetaFilter) -> bool:
-    return bool(flt.exclude_pin_statuses) and flt == MetaFilter(
-        exclude_pin_statuses=flt.exclude_pin_statuses
-    )
 
 
 def _vector_filter(flt: MetaFilter) -> Filter | None:
