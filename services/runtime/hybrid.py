@@ -196,7 +196,9 @@ class HybridCollection:
         return [(p.id, p.payload) for p in self.vectors.retrieve(self.collection, list(ids))]
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
-        points = self.vectors.retrieve(self.collection, list(ids), with_vectors=True)
+        points = self.vectors.retrieve(
+            self.collection, list(ids), with_vectors=True, with_payload=False
+        )
         return {p.id: p.vector for p in points if p.vector is not None}
 
     def search(
@@ -207,9 +209,16 @@ class HybridCollection:
         flt: Filter | None,
         exact: bool,
         with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[VectorHit]:
         return self.vectors.search(
-            self.collection, vector, limit=limit, flt=flt, exact=exact, with_vectors=with_vectors
+            self.collection,
+            vector,
+            limit=limit,
+            flt=flt,
+            exact=exact,
+            with_vectors=with_vectors,
+            with_payload=with_payload,
         )
 
     def search_fused(
@@ -226,7 +235,10 @@ class HybridCollection:
         (`fusion.fuse_hits`). A keyword-only hit's cosine is read from its stored vector.
         `flt` and `allowed_ids` must select the same points (one per engine). Reads take no
         lock, like every read here: a point written meanwhile may be seen by one engine only."""
-        dense = {h.id: h.score for h in self.search(vector, limit=depth, flt=flt, exact=True)}
+        dense = {
+            h.id: h.score
+            for h in self.search(vector, limit=depth, flt=flt, exact=True, with_payload=False)
+        }
         keyword = self.keyword_search(text, limit=depth, allowed_ids=allowed_ids)
         missing = [hit.id for hit in keyword.hits if hit.id not in dense]
         for point_id, stored in self.vectors_of(missing).items():

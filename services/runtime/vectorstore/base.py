@@ -206,6 +206,11 @@ def stored_payload(point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {**check_payload(payload), ID_KEY: point_id}
 
 
+def payload_selector(with_payload: bool) -> bool | list[str]:
+    """What a backend asks Qdrant for: the whole payload, or only our id key."""
+    return True if with_payload else [ID_KEY]
+
+
 def split_payload(raw: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """Our string id and the caller's payload, from a payload as stored in Qdrant."""
     payload = dict(raw or {})
@@ -368,15 +373,24 @@ class VectorStore(ABC):
         flt: Filter | None = None,
         exact: bool = False,
         with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[VectorHit]:
         """The `limit` nearest points by cosine, best first; `exact` forces brute force;
-        `with_vectors` returns each hit's stored vector too (one read instead of two)."""
+        `with_vectors` returns each hit's stored vector too (one read instead of two);
+        `with_payload=False` leaves the payloads out (empty), for callers that need ids only
+        (reading a drawer's payload costs more than finding it)."""
 
     @abstractmethod
     def retrieve(
-        self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[StoredPoint]:
-        """The stored points among `ids`, in the order asked; missing ids are left out."""
+        """The stored points among `ids`, in the order asked; missing ids are left out
+        (`with_payload=False`: payloads left out, empty)."""
 
     @abstractmethod
     def count(self, collection: str, flt: Filter | None = None) -> int:

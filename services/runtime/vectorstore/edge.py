@@ -69,6 +69,7 @@ from services.runtime.vectorstore.base import (
     mismatch_error,
     order_by_request,
     parse_offset,
+    payload_selector,
     point_uuid,
     split_payload,
     stored_payload,
@@ -329,6 +330,7 @@ class EdgeVectorStore(VectorStore):
         flt: Filter | None = None,
         exact: bool = False,
         with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[VectorHit]:
         """Nearest points by cosine; `exact` sets SearchParams.exact (a full scan)."""
         check_limit(limit)
@@ -340,7 +342,7 @@ class EdgeVectorStore(VectorStore):
                     limit=limit,
                     query=qe.Query.Nearest(query),
                     filter=edge_filter,
-                    with_payload=True,
+                    with_payload=payload_selector(with_payload),
                     with_vector=with_vectors,
                     params=qe.SearchParams(exact=exact),
                 )
@@ -353,13 +355,22 @@ class EdgeVectorStore(VectorStore):
         return hits
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[StoredPoint]:
         """The stored points among `ids`, in the order asked."""
         wanted = unique_ids(ids)
         point_ids: list[qe.PointId] = [point_uuid(point_id) for point_id in wanted]
         with self._use(collection) as handle:
-            records = handle.shard.retrieve(point_ids, True, with_vectors) if point_ids else []
+            records = (
+                handle.shard.retrieve(point_ids, payload_selector(with_payload), with_vectors)
+                if point_ids
+                else []
+            )
         return order_by_request(wanted, [_stored_point(record, with_vectors) for record in records])
 
     def count(self, collection: str, flt: Filter | None = None) -> int:

@@ -45,6 +45,7 @@ from services.runtime.vectorstore.base import (
     mismatch_error,
     order_by_request,
     parse_offset,
+    payload_selector,
     point_uuid,
     split_payload,
     stored_payload,
@@ -248,6 +249,7 @@ class QdrantVectorStore(VectorStore):
         flt: Filter | None = None,
         exact: bool = False,
         with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[VectorHit]:
         """Nearest points by cosine via `query_points`; `exact` sets SearchParams.exact."""
         check_limit(limit)
@@ -262,7 +264,7 @@ class QdrantVectorStore(VectorStore):
                 query_filter=query_filter,
                 search_params=params,
                 limit=limit,
-                with_payload=True,
+                with_payload=payload_selector(with_payload),
                 with_vectors=with_vectors,
                 **self._reads(),
             )
@@ -274,7 +276,12 @@ class QdrantVectorStore(VectorStore):
         return hits
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        with_payload: bool = True,
     ) -> list[StoredPoint]:
         """The stored points among `ids`, in the order asked."""
         wanted = unique_ids(ids)
@@ -286,7 +293,7 @@ class QdrantVectorStore(VectorStore):
             records = self._client.retrieve(
                 collection,
                 point_ids,
-                with_payload=True,
+                with_payload=payload_selector(with_payload),
                 with_vectors=with_vectors,
                 **self._reads(),
             )

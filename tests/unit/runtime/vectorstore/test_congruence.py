@@ -101,6 +101,28 @@ def test_search_with_vectors_returns_each_hits_stored_vector(
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["exact", "default"])
+def test_reads_without_payloads_give_the_same_ids_scores_and_vectors(
+    filled: VectorStore, corpus: Corpus, exact: bool
+) -> None:
+    query = np.random.default_rng(4).normal(size=DIM).astype(np.float32)
+    full = filled.search(COLLECTION, query, limit=6, exact=exact, with_vectors=True)
+    bare = filled.search(
+        COLLECTION, query, limit=6, exact=exact, with_vectors=True, with_payload=False
+    )
+    assert [(h.id, round(h.score, 5)) for h in bare] == [(h.id, round(h.score, 5)) for h in full]
+    assert all(h.payload == {} for h in bare), "payloads were left out but came back"
+    assert all(h.payload for h in full), "the default read must keep the payloads"
+    for with_, without in zip(full, bare, strict=True):
+        assert without.vector is not None and with_.vector is not None
+        assert np.allclose(without.vector, with_.vector), with_.id
+    wanted = [corpus.ids[2], corpus.ids[7]]
+    points = filled.retrieve(COLLECTION, wanted, with_vectors=True, with_payload=False)
+    assert [p.id for p in points] == wanted and all(p.payload == {} for p in points), (
+        f"expected {wanted} without payloads, got {[(p.id, p.payload) for p in points]}"
+    )
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "default"])
 def test_search_returns_cosine_order_and_scores(
     filled: VectorStore, corpus: Corpus, exact: bool
 ) -> None:
