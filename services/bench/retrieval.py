@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -440,9 +440,12 @@ def build_ann(root: Path, dimension: int, probes: npt.NDArray[np.float32]) -> di
 # ---------------------------------------------------------------- the section
 
 
-def run(quick: bool) -> dict[str, Any]:
-    """Every retrieval figure; returns them plus a markdown rendering."""
+def run(quick: bool, *, sizes: tuple[int, ...] = ()) -> dict[str, Any]:
+    """Every retrieval figure (at `sizes` drawers, else the plan's); returns them plus a
+    markdown rendering."""
     plan = Plan.of(quick)
+    if sizes:
+        plan = replace(plan, sizes=tuple(sorted(sizes)))
     index_min_points = RetrievalSettings().index_min_points
     queries = QuerySets.of(plan)
     probe_queries = queries.scenarios[SCENARIOS[0].name][: plan.probes]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,38 +13,47 @@ from services.bench.machine import describe_machine
 from services.bench.report import write_results
 
 
-def _embedder(quick: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class BenchOptions:
+    """What `engram bench` was asked for: a smoke run, and the store sizes the retrieval
+    section measures (empty: its plan's, 10k / 100k / 1M)."""
+
+    quick: bool = False
+    sizes: tuple[int, ...] = ()
+
+
+def _embedder(options: BenchOptions) -> dict[str, Any]:
     from services.bench import embedder
 
-    return embedder.run(quick)
+    return embedder.run(options.quick)
 
 
-def _retrieval(quick: bool) -> dict[str, Any]:
+def _retrieval(options: BenchOptions) -> dict[str, Any]:
     from services.bench import retrieval
 
-    return retrieval.run(quick)
+    return retrieval.run(options.quick, sizes=options.sizes)
 
 
-def _lifecycle(quick: bool) -> dict[str, Any]:
+def _lifecycle(options: BenchOptions) -> dict[str, Any]:
     from services.bench import lifecycle
 
-    return lifecycle.run(quick)
+    return lifecycle.run(options.quick)
 
 
-def _corpus(quick: bool) -> dict[str, Any]:
+def _corpus(options: BenchOptions) -> dict[str, Any]:
     from services.bench import corpus
 
-    return corpus.run(quick)
+    return corpus.run(options.quick)
 
 
-def _gateway(quick: bool) -> dict[str, Any]:
+def _gateway(options: BenchOptions) -> dict[str, Any]:
     from services.bench import gateway
 
-    return gateway.run(quick)
+    return gateway.run(options.quick)
 
 
 # Section name → runner. Later tiers add their sections here.
-SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
+SECTIONS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "embedder": _embedder,
     "retrieval": _retrieval,
     "lifecycle": _lifecycle,
@@ -52,7 +62,13 @@ SECTIONS: dict[str, Callable[[bool], dict[str, Any]]] = {
 }
 
 
-def run_bench(*, quick: bool, only: list[str], out_dir: Path = Path("bench/results")) -> int:
+def run_bench(
+    *,
+    quick: bool,
+    only: list[str],
+    sizes: tuple[int, ...] = (),
+    out_dir: Path = Path("bench/results"),
+) -> int:
     """Run the chosen sections (all by default); print markdown; write JSON + markdown files."""
     logging.basicConfig(level=logging.WARNING)
     unknown = [name for name in only if name not in SECTIONS]
@@ -71,7 +87,7 @@ def run_bench(*, quick: bool, only: list[str], out_dir: Path = Path("bench/resul
     for name, section in SECTIONS.items():
         if only and name not in only:
             continue
-        outcome = section(quick)
+        outcome = section(BenchOptions(quick=quick, sizes=sizes))
         results["sections"][name] = outcome
         markdown.append(outcome.get("markdown", ""))
         print("\n" + outcome.get("markdown", json.dumps(outcome, indent=2)), flush=True)

@@ -19,10 +19,21 @@ def _up(args: argparse.Namespace) -> int:
     return run_up(LauncherSettings(**overrides))
 
 
+def _drawer_counts(text: str) -> tuple[int, ...]:
+    """`--sizes`: comma-separated positive drawer counts."""
+    try:
+        counts = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of drawer counts") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more counts of at least 1")
+    return counts
+
+
 def _bench(args: argparse.Namespace) -> int:
     from services.bench.run import run_bench
 
-    return run_bench(quick=args.quick, only=args.only)
+    return run_bench(quick=args.quick, only=args.only, sizes=tuple(args.sizes))
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -205,6 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print benchmark figures (never asserted by tests)")
     bench.add_argument("--quick", action="store_true", help="CI-sized smoke run")
     bench.add_argument("--only", action="append", default=[], help="run only these sections")
+    bench.add_argument(
+        "--sizes",
+        type=_drawer_counts,
+        default=(),
+        help="store sizes the retrieval section measures, e.g. 10000,100000 (default: "
+        "10k, 100k and 1M; --quick: 2k)",
+    )
     bench.set_defaults(func=_bench)
     ev = sub.add_parser("eval", help="retrieval quality on the standard sets → eval/results/")
     ev.add_argument(
