@@ -372,17 +372,44 @@ def _pin_factor(candidate: Candidate, intent: str) -> float:
     return 1.0
 
 
+@dataclass
+class _QueryFactors:
+    """What every candidate of one query shares, computed once per query: the salience
+    exponent, the diary factor and (per memory type, as met) the raw type multiplier, each
+    mixed over the intent weights."""
+
+    library: TypeLibrary
+    weights: Mapping[str, float]
+    full: bool
+    w_sal: float = field(init=False)
+    diary: float = field(init=False)
+    _type_raw: dict[str, float] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.w_sal = _mixed(self.weights, salience_weight) if self.full else 0.0
+        self.diary = _mixed(
+            self.weights, lambda i: 1.0 if i in DIARY_EXEMPT_INTENTS else DIARY_PENALTY
+        )
+
+    def type_raw(self, memory_type: str) -> float:
+        raw = self._type_raw.get(memory_type)
+        if raw is None:
+            raw = _mixed(self.weights, lambda i: self.library.multiplier(memory_type, i))
+            self._type_raw[memory_type] = raw
+        return raw
+
+
 def _score_one(
     candidate: Candidate,
     ctx: ScoringContext,
-    library: TypeLibrary,
+    factors: _QueryFactors,
     intent: str,
-    weights: Mapping[str, float],
     profile: DampeningProfile,
     scale: float,
 ) -> ScoredCandidate:
     """One candidate's parts and score on its own evidence (topical sharing comes after)."""
-    full = ctx.ranker == RANKER_FULL
+    full = factors.full
+    library = factors.library
     salience = effective_salience(
         candidate.salience_base,
         candidate.last_activity,
@@ -390,7 +417,7 @@ def _score_one(
         candidate.pin_status == PIN_PINNED,
     )
     # w_sal 0 outside the full ranker makes salience^w_sal exactly 1.0 with the same algebra.
-    w_sal = _mixed(weights, salience_weight) if full else 0.0
+    w_sal = factors.w_sal
     salience_factor = salience**w_sal
 
     authority_raw = (
@@ -399,16 +426,14 @@ def _score_one(
         else 1.0
     )
     confidence_raw = _confidence_of(candidate, library) ** W_CONF
-    type_raw = _mixed(weights, lambda i: library.multiplier(candidate.memory_type, i))
+    type_raw = factors.type_raw(candidate.memory_type)
 
     authority_factor = profile.get(SIGNAL_AUTHORITY).apply(authority_raw)
     confidence_factor = profile.get(SIGNAL_CONFIDENCE).apply(confidence_raw)
     type_factor = profile.get(SIGNAL_TYPE).apply(type_raw)
     diary_factor = 1.0
     if full and is_diary_room(candidate.room):
-        diary_factor = _mixed(
-            weights, lambda i: 1.0 if i in DIARY_EXEMPT_INTENTS else DIARY_PENALTY
-        )
+        diary_factor = factors.diary
     pin_factor = _pin_factor(candidate, intent) if full else 1.0
     boosted = ctx.ranker in (RANKER_FULL, RANKER_HYBRID)
     keyword_boost = KEYWORD_BOOST if candidate.keyword_hit and boosted else 0.0
@@ -472,32 +497,35 @@ def _share_evidence(
 ) -> list[ScoredCandidate]:
     """Topical authority: each candidate stands on the best evidence of a neighbour of
     strictly lower authority, if its own relevance is inside the override window."""
-    by_id = {s.id: s for s in scored}
-    authority = {s.id: topical_authority(s.breakdown, library) for s in scored}
+    # Plain lists read once: the loop below visits every neighbour pair.
+    index = {s.id: k for k, s in enumerate(scored)}
+    relevance = [s.breakdown.relevance for s in scored]
+    evidence = [s.breakdown.evidence for s in scored]
+    standing = [s.breakdown.standing_relevance for s in scored]
+    authority = [topical_authority(s.breakdown, library) for s in scored]
     shared: list[ScoredCandidate] = []
-    for item in scored:
-        mine = item.breakdown
-        best, source, standing = mine.evidence, "", mine.standing_relevance
+    for k, item in enumerate(scored):
+        best, source, standing_k = evidence[k], "", standing[k]
+        reach = relevance[k] * TOPICAL_OVERRIDE_WINDOW
         for neighbour_id in sorted(links.get(item.id, ())):
-            other = by_id.get(neighbour_id)
-            if other is None:
+            j = index.get(neighbour_id)
+            if j is None:
                 continue
-            theirs = other.breakdown
-            within_window = mine.relevance * TOPICAL_OVERRIDE_WINDOW >= theirs.relevance
-            outranked = authority[neighbour_id] < authority[item.id]
-            if outranked and within_window and theirs.evidence > best:
-                best, source = theirs.evidence, neighbour_id
-                standing = max(mine.standing_relevance, theirs.standing_relevance)
+            outranked = authority[j] < authority[k]
+            if outranked and reach >= relevance[j] and evidence[j] > best:
+                best, source = evidence[j], neighbour_id
+                standing_k = max(standing[k], standing[j])
         if not source:
             shared.append(item)
             continue
+        mine = item.breakdown
         score = best * mine.provenance
         final = score + mine.keyword_boost
         breakdown = replace(
             mine,
             shared_evidence=best,
             lifted_by=source,
-            standing_relevance=standing,
+            standing_relevance=standing_k,
             score=score,
             final_score=final,
         )
@@ -525,7 +553,8 @@ def rank(
     scale = keyword_scale(
         (c.keyword_score for c in pool if c.keyword_score is not None), ctx.keyword_reference
     )
-    scored = [_score_one(c, ctx, library, intent, weights, profile, scale) for c in pool]
+    factors = _QueryFactors(library, weights, ctx.ranker == RANKER_FULL)
+    scored = [_score_one(c, ctx, factors, intent, profile, scale) for c in pool]
     if ctx.ranker == RANKER_FULL:
         members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
         scored = _share_evidence(scored, neighbourhoods(members, vectors), library)
