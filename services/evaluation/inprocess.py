@@ -61,6 +61,9 @@ class InProcessTarget:
 
     async def start(self, *, torch_threads: int = 2) -> InProcessTarget:
         """Load the model and start the three tiers on 127.0.0.1:0."""
+        from services.runtime.lifecycle import single_threaded_blas
+
+        single_threaded_blas()  # as each tier process does (serve_until_signalled)
         from services.corpus.__main__ import build_deps as corpus_deps
         from services.corpus.server import create_server as corpus_server
         from services.corpus.settings import CorpusSettings
