@@ -126,6 +126,13 @@ class AuditBackend(Protocol):
         """(where it is kept, line) of the events from `since` to `until` (inclusive),
         newest first, read lazily."""
 
+    def first_day(self) -> date | None:
+        """The UTC day of the oldest event kept; None when there is none."""
+
+    def restore(self, at: datetime, line: str) -> None:
+        """Keep one event of another log at its own time `at` (copying a gateway's state:
+        events come oldest first, into a log that holds none)."""
+
 
 class AuditLog:
     """The audit log, kept by `backend`."""
@@ -167,6 +174,18 @@ class AuditFiles:
             # line whole or not at all (it skips an unfinished last line).
             with self._file(day).open("ab", buffering=0) as out:
                 out.write(data)
+
+    def first_day(self) -> date | None:
+        days = []
+        for path in self.directory.glob("*.jsonl"):
+            try:
+                days.append(date.fromisoformat(path.stem))
+            except ValueError:
+                continue  # not a day file of ours
+        return min(days, default=None)
+
+    def restore(self, at: datetime, line: str) -> None:
+        self.append(at.astimezone(UTC).date(), line)
 
     def lines(self, since: date, until: date) -> Iterator[tuple[str, str]]:
         day = until

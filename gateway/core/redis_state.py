@@ -353,6 +353,27 @@ class AuditStream(_OnRedis):
     def append(self, day: date, line: str) -> None:
         self.client.xadd(self._stream, {"event": line}, maxlen=self._max_events, approximate=True)
 
+    @_answering
+    def first_day(self) -> date | None:
+        oldest = cast(list[tuple[str, dict[str, str]]], self.client.xrange(self._stream, count=1))
+        if not oldest:
+            return None
+        ms = int(oldest[0][0].split("-", 1)[0])
+        return datetime.fromtimestamp(ms / 1000, UTC).date()
+
+    @_answering
+    def restore(self, at: datetime, line: str) -> None:
+        # The entry id is the event's own time (Redis numbers events of one millisecond), so
+        # a copied log lists by day as the original did; ids must grow, hence oldest first.
+        ms = max(0, int(at.timestamp() * 1000))
+        self.client.xadd(
+            self._stream,
+            {"event": line},
+            id=f"{ms}-*",
+            maxlen=self._max_events,
+            approximate=True,
+        )
+
     def lines(self, since: date, until: date) -> Iterator[tuple[str, str]]:
         low = str(_ms(since))
         high = str(_ms(until + timedelta(days=1)) - 1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from gateway.core.audit import AuditFiles, AuditLog
+from gateway.core.audit import AuditBackend, AuditFiles, AuditLog
 from gateway.core.lock import StateLock
 from gateway.core.ratelimit import RateLimiter
 from gateway.core.redis_state import (
@@ -26,8 +26,8 @@ from gateway.core.redis_state import (
     RedisTokens,
     open_keyspace,
 )
-from gateway.core.registry import StoreRegistry, StoresFile
-from gateway.core.tokens import SqliteTokens, TokenStore
+from gateway.core.registry import RegistryBackend, StoreRegistry, StoresFile
+from gateway.core.tokens import SqliteTokens, TokenStore, TokenTable
 from gateway.settings import GatewaySettings
 
 
@@ -35,6 +35,12 @@ class GatewayState(Protocol):
     def claim(self, host: str, port: int) -> None:
         """Make the state this gateway's to use: refuse a second gateway on local state,
         prove that Redis answers."""
+
+    def token_table(self) -> TokenTable: ...
+
+    def registry_backend(self) -> RegistryBackend: ...
+
+    def audit_backend(self) -> AuditBackend: ...
 
     def tokens(self) -> TokenStore: ...
 
@@ -57,14 +63,23 @@ class LocalState:
     def claim(self, host: str, port: int) -> None:
         self.lock.acquire(host, port)
 
+    def token_table(self) -> SqliteTokens:
+        return SqliteTokens(self.state_dir / "tokens.sqlite3")
+
+    def registry_backend(self) -> StoresFile:
+        return StoresFile(self.state_dir / "stores.json")
+
+    def audit_backend(self) -> AuditFiles:
+        return AuditFiles(self.state_dir / "audit")
+
     def tokens(self) -> TokenStore:
-        return TokenStore(SqliteTokens(self.state_dir / "tokens.sqlite3"))
+        return TokenStore(self.token_table())
 
     def registry(self) -> StoreRegistry:
-        return StoreRegistry(StoresFile(self.state_dir / "stores.json"))
+        return StoreRegistry(self.registry_backend())
 
     def audit_log(self) -> AuditLog:
-        return AuditLog(AuditFiles(self.state_dir / "audit"))
+        return AuditLog(self.audit_backend())
 
     def rate_limiter(self, rate_per_s: float, burst: float) -> RateLimiter:
         return RateLimiter(rate_per_s, burst)
@@ -89,14 +104,23 @@ class RedisState:
     def claim(self, host: str, port: int) -> None:
         self.keys.ensure_answering()
 
+    def token_table(self) -> RedisTokens:
+        return RedisTokens(self.keys)
+
+    def registry_backend(self) -> RedisStores:
+        return RedisStores(self.keys)
+
+    def audit_backend(self) -> AuditStream:
+        return AuditStream(self.keys, self.audit_max_events)
+
     def tokens(self) -> TokenStore:
-        return TokenStore(RedisTokens(self.keys))
+        return TokenStore(self.token_table())
 
     def registry(self) -> StoreRegistry:
-        return StoreRegistry(RedisStores(self.keys))
+        return StoreRegistry(self.registry_backend())
 
     def audit_log(self) -> AuditLog:
-        return AuditLog(AuditStream(self.keys, self.audit_max_events))
+        return AuditLog(self.audit_backend())
 
     def rate_limiter(self, rate_per_s: float, burst: float) -> RateLimiter:
         return RateLimiter(rate_per_s, burst, RedisBuckets(self.keys))

@@ -315,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from services.cli.backup import add_backup_parsers
     from services.cli.doctor import add_doctor_parser
+    from services.cli.gateway_state import add_gateway_state_parser
     from services.cli.imports import add_import_parser
     from services.cli.memory import add_memory_parsers
     from services.cli.tokens import add_token_parser
@@ -322,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_memory_parsers(sub)
     add_import_parser(sub)
     add_token_parser(sub)
+    add_gateway_state_parser(sub)
     add_doctor_parser(sub, token_of)
     add_backup_parsers(sub, token_of)
     return parser
