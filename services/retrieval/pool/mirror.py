@@ -194,6 +194,14 @@ class MetaIndex:
         found.sort(key=lambda m: self._order.get(m.id, 0))
         return found
 
+    def bound(self, flt: MetaFilter | None = None) -> int:
+        """At most how many drawers match `flt`, from the id set sizes alone (no walk): the
+        smallest named set, or every drawer when the filter names none."""
+        if flt is None or flt.empty:
+            return len(self._by_id)
+        sizes = [len(named) for named in self._named_sets(flt)]
+        return min(sizes) if sizes else len(self._by_id)
+
     def _named_sets(self, flt: MetaFilter) -> Iterator[set[str]]:
         if flt.wing:
             yield self._sets["wing"].get(flt.wing, set())

@@ -8,6 +8,7 @@ Every method is synchronous and thread-safe; the servicer calls them through
 
 from __future__ import annotations
 
+import math
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,8 +47,12 @@ from services.runtime.vectorstore.edge import EdgeVectorStore
 from services.runtime.vectorstore.indexing import IndexBuilder
 
 COLLECTION = "drawers"
-# Keyword hits fetched per wanted hit when only exclusions filter (see keyword_search).
+# Keyword hits fetched per wanted hit when only exclusions filter (see keyword_prefetch).
 EXCLUSION_OVERFETCH = 2
+# A selecting filter that admits at least this share of the drawers is applied after an
+# unrestricted, deeper keyword query (at most MAX_FILTER_OVERFETCH hits per wanted one).
+BROAD_FILTER_SHARE = 0.1
+MAX_FILTER_OVERFETCH = 20
 # Payload keys search filters on (see _vector_filter).
 FILTER_FIELDS = ("wing", "room", "memory_type", "pin_status", "sessions")
 KEYWORD_COLUMNS = ("content", "signature", "topic")
@@ -379,12 +384,16 @@ class DrawerPool:
         Exclusions (deprecated drawers, on every search but history's) keep most of the
         pool, so the query runs a little deeper (`EXCLUSION_OVERFETCH`) and `keyword_narrow`
         drops the few excluded hits: handing FTS5 every allowed id cost ~140 ms at 100k
-        drawers, the unrestricted query ~20 ms. Selective filters (room, type) restrict
-        FTS5 to their ids, which are few.
+        drawers, the unrestricted query ~20 ms. A selecting filter that admits a large share
+        of the pool (memory types, typically) is treated alike, the query running deeper the
+        smaller the share: FTS5 restricted to tens of thousands of ids cost ~90 ms at 100k
+        drawers. A narrow one (a room) restricts FTS5 to its ids, which are few.
         """
         loose = replace(flt, exclude_pin_statuses=frozenset())
         depth = limit * EXCLUSION_OVERFETCH
-        if loose.empty:
+        share = self._meta.bound(loose) / max(1, len(self._meta))
+        if loose.empty or share >= BROAD_FILTER_SHARE:
+            depth = min(limit * MAX_FILTER_OVERFETCH, math.ceil(depth / max(share, 1e-9)))
             found = self.collection.keyword_search(text, limit=depth)
         else:
             allowed = [m.id for m in self.metas(loose)]

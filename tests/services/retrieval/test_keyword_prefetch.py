@@ -22,11 +22,13 @@ DIM = 8
 DEPRECATED = frozenset({"deprecated"})
 
 
-def _drawer(i: int, content: str, room: str, pin: int) -> common_pb2.Drawer:
+def _drawer(
+    i: int, content: str, room: str, pin: int, memory_type: str = "decision"
+) -> common_pb2.Drawer:
     d = common_pb2.Drawer(
         id=f"d-{i:03d}",
         content=content,
-        memory_type="decision",
+        memory_type=memory_type,
         wing="projects",
         room=room,
         salience=0.5,
@@ -43,17 +45,28 @@ def pool(tmp_path: Path) -> Iterator[DrawerPool]:
     opened = DrawerPool(PoolLocation(tmp_path / "store"), DIM)
     # The strongest "ledger" matches (the word repeated) are all deprecated; the active
     # drawers match it once, in two rooms.
-    drawers = [
-        _drawer(i, "ledger " * 6 + f"old note {i}", "projects/a", common_pb2.PIN_STATUS_DEPRECATED)
-        for i in range(30)
-    ] + [
-        _drawer(100 + i, f"ledger entry {i} with more words around it", room, pin)
-        for i, (room, pin) in enumerate(
-            [("projects/a", common_pb2.PIN_STATUS_ACTIVE)] * 10
-            + [("projects/b", common_pb2.PIN_STATUS_ACTIVE)] * 10
-            + [("projects/b", common_pb2.PIN_STATUS_PINNED)] * 5
-        )
-    ]
+    drawers = (
+        [
+            _drawer(
+                i, "ledger " * 6 + f"old note {i}", "projects/a", common_pb2.PIN_STATUS_DEPRECATED
+            )
+            for i in range(30)
+        ]
+        + [
+            _drawer(100 + i, f"ledger entry {i} with more words around it", room, pin)
+            for i, (room, pin) in enumerate(
+                [("projects/a", common_pb2.PIN_STATUS_ACTIVE)] * 10
+                + [("projects/b", common_pb2.PIN_STATUS_ACTIVE)] * 10
+                + [("projects/b", common_pb2.PIN_STATUS_PINNED)] * 5
+            )
+        ]
+        + [  # a type few drawers have: a filter on it restricts FTS5 to their ids
+            _drawer(
+                200 + i, f"ledger remark {i}", "projects/b", common_pb2.PIN_STATUS_ACTIVE, "bug"
+            )
+            for i in range(3)
+        ]
+    )
     vectors = np.random.default_rng(3).normal(size=(len(drawers), DIM)).astype(np.float32)
     opened.upsert(drawers, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
     yield opened
@@ -73,8 +86,10 @@ def _restricted(pool: DrawerPool, flt: MetaFilter, limit: int) -> list[str]:
         MetaFilter(room="projects/a", exclude_pin_statuses=DEPRECATED),
         MetaFilter(room="projects/b", exclude_pin_statuses=DEPRECATED),
         MetaFilter(memory_types=frozenset({"decision"}), exclude_pin_statuses=DEPRECATED),
+        MetaFilter(memory_types=frozenset({"bug"}), exclude_pin_statuses=DEPRECATED),
+        MetaFilter(memory_types=frozenset({"decision", "bug"}), room="projects/b"),
     ],
-    ids=["exclusions", "none", "room-crowded", "room", "types"],
+    ids=["exclusions", "none", "room-crowded", "room", "broad-types", "rare-type", "both"],
 )
 @pytest.mark.parametrize("limit", [5, 12, 40])
 def test_prefetch_then_narrow_answers_what_one_restricted_query_answers(
@@ -109,4 +124,18 @@ def test_excluded_drawers_filling_the_prefetched_page_send_narrow_back_to_the_in
     narrowed = pool.keyword_narrow(prefetched, MetaFilter(exclude_pin_statuses=DEPRECATED))
     assert len(narrowed.ids) == 5 and all(int(i[2:]) >= 100 for i in narrowed.ids), (
         f"expected five active drawers from the restricted query, got {narrowed.ids}"
+    )
+
+
+def test_a_broad_type_filter_runs_unrestricted_and_a_rare_one_restricted(
+    pool: DrawerPool,
+) -> None:
+    broad = MetaFilter(memory_types=frozenset({"decision"}))
+    prefetched = pool.keyword_prefetch("ledger", broad, 40)
+    bugs = [h.id for h in prefetched.found.hits if int(h.id[2:]) >= 200]
+    assert bugs, "a filter most drawers pass must run unrestricted (the short bug notes rank)"
+    assert not set(pool.keyword_narrow(prefetched, broad).ids) & set(bugs)
+    rare = pool.keyword_prefetch("ledger", MetaFilter(memory_types=frozenset({"bug"})), 5)
+    assert [h.id for h in rare.found.hits] and all(int(h.id[2:]) >= 200 for h in rare.found.hits), (
+        "a filter few drawers pass must restrict the query to their ids"
     )
