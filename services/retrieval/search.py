@@ -1,9 +1,11 @@
 """The search pipeline: embed the query, gather hybrid candidates, score them, cut.
 
 1. Embed the query (the embedder client keeps an LRU cache of recent query vectors).
-2. Candidates: Qdrant top-k and FTS5 top-k under the same filters, merged; keyword-only hits
-   get their true cosine from their stored vectors, keyword hits their BM25 position (the
-   keyword ranker's order; the keyword and dense rankers keep one retriever's hits only).
+2. Candidates: Qdrant top-k and FTS5 top-k under the same filters, merged. The FTS5 query
+   needs no vector, so it runs while step 1 does; the pin exclusions the intent decides are
+   applied to its hits after. Keyword-only hits get their true cosine from their stored
+   vectors, keyword hits their BM25 position (the keyword ranker's order; the keyword and
+   dense rankers keep one retriever's hits only).
 3-6. The pure scorer (`services.retrieval.core`) drops similarity < -0.3, applies pin status,
    the 6 signals with dampening and the keyword boost; `select` applies min_score and the cut.
 7. Without an intent, the intent is inferred by the library's trained classifier (a mixture
