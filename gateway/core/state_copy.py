@@ -27,7 +27,10 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
+from gateway.core.audit import AuditBackend
+from gateway.core.registry import RegistryBackend
 from gateway.core.state import GatewayState
+from gateway.core.tokens import TokenTable
 from services.runtime.errors import Conflict
 
 
@@ -57,15 +60,15 @@ class StateCopy:
         return "\n".join(lines)
 
 
-def _refuse_unless_empty(target: GatewayState, name: str) -> None:
+def _refuse_unless_empty(
+    tokens: TokenTable, registry: RegistryBackend, audit: AuditBackend, name: str
+) -> None:
     held = []
-    tokens = len(target.token_table().list())
-    if tokens:
-        held.append(f"{tokens} token(s)")
-    _, stores = target.registry_backend().load()
-    if stores:
+    if count := len(tokens.list()):
+        held.append(f"{count} token(s)")
+    if stores := registry.load()[1]:
         held.append(f"{len(stores)} store(s)")
-    if target.audit_backend().first_day() is not None:
+    if audit.first_day() is not None:
         held.append("audit events")
     if held:
         raise Conflict(
@@ -79,30 +82,33 @@ def copy_state(
 ) -> StateCopy:
     """Copy tokens, the store registry and the audit log from `source` into the empty
     `target`. The caller has made `source` idle (see the module docstring)."""
-    _refuse_unless_empty(target, target_name)
-    copied = StateCopy()
     source_tokens, target_tokens = source.token_table(), target.token_table()
-    for record in source_tokens.list():
-        digest = source_tokens.hash_of(record.id)
-        if digest is None:  # revoked while we read
-            continue
-        target_tokens.insert(record, digest)
-        if record.last_used_at is not None:
-            target_tokens.touch(record.id, record.last_used_at)
-        if record.previous_valid_until is not None:
-            copied.rotated_in_grace.append(record.id)
-        copied.tokens += 1
-    registry = target.registry_backend()
-    _, stores = source.registry_backend().load()
-    for name in sorted(stores):
-        if registry.add(stores[name]):
-            copied.stores += 1
-    _copy_audit(source, target, copied, today or datetime.now(UTC).date())
-    return copied
+    try:
+        registry, audit = target.registry_backend(), target.audit_backend()
+        _refuse_unless_empty(target_tokens, registry, audit, target_name)
+        copied = StateCopy()
+        for record in source_tokens.list():
+            digest = source_tokens.hash_of(record.id)
+            if digest is None:  # revoked while we read
+                continue
+            target_tokens.insert(record, digest)
+            if record.last_used_at is not None:
+                target_tokens.touch(record.id, record.last_used_at)
+            if record.previous_valid_until is not None:
+                copied.rotated_in_grace.append(record.id)
+            copied.tokens += 1
+        _, stores = source.registry_backend().load()
+        for name in sorted(stores):
+            if registry.add(stores[name]):
+                copied.stores += 1
+        _copy_audit(source.audit_backend(), audit, copied, today or datetime.now(UTC).date())
+        return copied
+    finally:
+        source_tokens.close()
+        target_tokens.close()
 
 
-def _copy_audit(source: GatewayState, target: GatewayState, copied: StateCopy, today: date) -> None:
-    events, into = source.audit_backend(), target.audit_backend()
+def _copy_audit(events: AuditBackend, into: AuditBackend, copied: StateCopy, today: date) -> None:
     day = events.first_day()
     while day is not None and day <= today:
         for _, line in reversed(list(events.lines(day, day))):

@@ -229,7 +229,7 @@ class SearchEngine:
             asyncio.to_thread(pool.keyword_prefetch, spec.query, selecting, depth)
         )
         try:
-            return await self._search(pool, store, spec, depth, keyword, started)
+            return await self._search(pool, store, spec, depth, selecting, keyword, started)
         finally:
             if not keyword.done():  # the search failed before it needed the keyword hits
                 keyword.cancel()
@@ -241,6 +241,7 @@ class SearchEngine:
         store: StoreView,
         spec: SearchSpec,
         depth: int,
+        selecting: MetaFilter,
         keyword: asyncio.Future[KeywordPrefetch],
         started: float,
     ) -> SearchOutcome:
@@ -260,10 +261,8 @@ class SearchEngine:
                 min_score=spec.min_score if spec.min_score is not None else 0.0,
             )
             notice = reembedding_notice(pool.reembedding_to)
-        flt = MetaFilter(
-            wing=spec.wing,
-            room=spec.room,
-            memory_types=spec.memory_types,
+        flt = replace(
+            selecting,
             exclude_pin_statuses=frozenset()
             if spec.include_deprecated or intent == "history"
             else frozenset({"deprecated"}),

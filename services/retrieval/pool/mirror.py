@@ -199,7 +199,14 @@ class MetaIndex:
         smallest named set, or every drawer when the filter names none."""
         if flt is None or flt.empty:
             return len(self._by_id)
-        sizes = [len(named) for named in self._named_sets(flt)]
+        sizes = []
+        if flt.wing:
+            sizes.append(len(self._sets["wing"].get(flt.wing, ())))
+        if flt.room:
+            sizes.append(len(self._sets["room"].get(flt.room, ())))
+        if flt.memory_types:  # a drawer has one type: the types' sets are disjoint
+            types = self._sets["memory_type"]
+            sizes.append(sum(len(types.get(t, ())) for t in flt.memory_types))
         return min(sizes) if sizes else len(self._by_id)
 
     def _named_sets(self, flt: MetaFilter) -> Iterator[set[str]]:

@@ -81,3 +81,15 @@ def test_a_drawer_moved_to_another_room_leaves_the_old_rooms_set() -> None:
     assert index.select(MetaFilter(memory_types=frozenset({"bug"}))) == []
     assert [m.room for m in index.select(MetaFilter(room="ops/r1"))] == ["ops/r1"]
     assert index.remove("d1") is not None and index.select(MetaFilter(room="ops/r1")) == []
+
+
+def test_bound_is_never_below_what_a_filter_selects_and_exact_for_one_named_set() -> None:
+    rng = random.Random(11)
+    index = MetaIndex()
+    for i in range(400):
+        index.put(_meta(i, rng))
+    for flt in [*_filters(rng), MetaFilter(memory_types=frozenset(TYPES[:2]))]:
+        selected = len(index.select(flt))
+        assert index.bound(flt) >= selected, f"bound under the selection for {flt}"
+        if flt == MetaFilter(memory_types=flt.memory_types) and flt.memory_types:
+            assert index.bound(flt) == selected, f"types alone: the bound is the count, {flt}"
