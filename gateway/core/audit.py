@@ -129,6 +129,9 @@ class AuditBackend(Protocol):
     def first_day(self) -> date | None:
         """The UTC day of the oldest event kept; None when there is none."""
 
+    def last_day(self) -> date | None:
+        """The UTC day of the newest event kept; None when there is none."""
+
     def restore(self, at: datetime, line: str) -> None:
         """Keep one event of another log at its own time `at` (copying a gateway's state:
         events come oldest first, into a log that holds none)."""
@@ -175,14 +178,20 @@ class AuditFiles:
             with self._file(day).open("ab", buffering=0) as out:
                 out.write(data)
 
-    def first_day(self) -> date | None:
+    def _days(self) -> list[date]:
         days = []
         for path in self.directory.glob("*.jsonl"):
             try:
                 days.append(date.fromisoformat(path.stem))
             except ValueError:
                 continue  # not a day file of ours
-        return min(days, default=None)
+        return days
+
+    def first_day(self) -> date | None:
+        return min(self._days(), default=None)
+
+    def last_day(self) -> date | None:
+        return max(self._days(), default=None)
 
     def restore(self, at: datetime, line: str) -> None:
         self.append(at.astimezone(UTC).date(), line)

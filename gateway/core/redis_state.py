@@ -355,11 +355,11 @@ class AuditStream(_OnRedis):
 
     @_answering
     def first_day(self) -> date | None:
-        oldest = cast(list[tuple[str, dict[str, str]]], self.client.xrange(self._stream, count=1))
-        if not oldest:
-            return None
-        ms = int(oldest[0][0].split("-", 1)[0])
-        return datetime.fromtimestamp(ms / 1000, UTC).date()
+        return _day_of(self.client.xrange(self._stream, count=1))
+
+    @_answering
+    def last_day(self) -> date | None:
+        return _day_of(self.client.xrevrange(self._stream, count=1))
 
     @_answering
     def restore(self, at: datetime, line: str) -> None:
@@ -390,6 +390,15 @@ class AuditStream(_OnRedis):
             if len(page) < _AUDIT_PAGE:
                 return
             high = "(" + page[-1][0]  # exclusive: the next page starts past the last entry
+
+
+def _day_of(entries: object) -> date | None:
+    """The UTC day of the first of some stream entries (their id is a time); None if none."""
+    found = cast(list[tuple[str, dict[str, str]]], entries)
+    if not found:
+        return None
+    ms = int(found[0][0].split("-", 1)[0])
+    return datetime.fromtimestamp(ms / 1000, UTC).date()
 
 
 def _ms(day: date) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from gateway.core.audit import AuditBackend
 from gateway.core.registry import RegistryBackend
@@ -77,9 +77,7 @@ def _refuse_unless_empty(
         )
 
 
-def copy_state(
-    source: GatewayState, target: GatewayState, *, target_name: str, today: date | None = None
-) -> StateCopy:
+def copy_state(source: GatewayState, target: GatewayState, *, target_name: str) -> StateCopy:
     """Copy tokens, the store registry and the audit log from `source` into the empty
     `target`. The caller has made `source` idle (see the module docstring)."""
     source_tokens, target_tokens = source.token_table(), target.token_table()
@@ -101,16 +99,16 @@ def copy_state(
         for name in sorted(stores):
             if registry.add(stores[name]):
                 copied.stores += 1
-        _copy_audit(source.audit_backend(), audit, copied, today or datetime.now(UTC).date())
+        _copy_audit(source.audit_backend(), audit, copied)
         return copied
     finally:
         source_tokens.close()
         target_tokens.close()
 
 
-def _copy_audit(events: AuditBackend, into: AuditBackend, copied: StateCopy, today: date) -> None:
-    day = events.first_day()
-    while day is not None and day <= today:
+def _copy_audit(events: AuditBackend, into: AuditBackend, copied: StateCopy) -> None:
+    day, last = events.first_day(), events.last_day()
+    while day is not None and last is not None and day <= last:
         for _, line in reversed(list(events.lines(day, day))):
             try:
                 at = datetime.fromisoformat(str(json.loads(line)["at"]))

@@ -21,7 +21,9 @@ from gateway.core.state_copy import copy_state
 from services.cli.gateway_state import run_copy
 from services.runtime.errors import Conflict
 
-TODAY = datetime.now(UTC).date()
+# One instant for the whole module: events are written relative to it, and read by its day.
+NOW = datetime.now(UTC)
+TODAY = NOW.date()
 
 
 def _settle(monkeypatch: pytest.MonkeyPatch, keys: Keyspace) -> None:
@@ -48,7 +50,7 @@ def _fill(state: GatewayState) -> dict[str, str]:
     )
     log = state.audit_log()
     for days_ago, operation in [(3, "CreateStore"), (3, "AddDrawer"), (1, "Search"), (0, "X")]:
-        at = datetime.now(UTC) - timedelta(days=days_ago)
+        at = NOW - timedelta(days=days_ago)
         log.append(AuditEvent(at.isoformat(), admin.id, "admin", operation, "alpha", (), "ok"))
     return {admin.id: admin_secret, writer.id: writer_secret}
 
@@ -56,7 +58,8 @@ def _fill(state: GatewayState) -> dict[str, str]:
 def _audit(state: GatewayState, days_ago: int | None = None) -> list[tuple[str, str]]:
     """The events of all of the last ten days, or of one day only."""
     since = TODAY - timedelta(days=10 if days_ago is None else days_ago)
-    until = TODAY if days_ago is None else since
+    # A live Redis log files events by arrival, which may be past midnight by now.
+    until = TODAY + timedelta(days=1) if days_ago is None else since
     return [(e.at, e.operation) for e in AuditLog(state.audit_backend()).read(since, until)]
 
 
@@ -102,7 +105,7 @@ def test_redis_state_copied_to_local_files_works_there_as_it_did(
     shared = _redis(keyspace)
     secrets = _fill(shared)
     local = LocalState(tmp_path / "gateway")
-    copied = copy_state(shared, local, target_name="local", today=TODAY)
+    copied = copy_state(shared, local, target_name="local")
     assert (copied.tokens, copied.stores, copied.audit_events) == (2, 2, 4)
     _assert_same(shared, local, secrets)
 
@@ -146,5 +149,16 @@ def test_an_unreadable_audit_line_is_counted_and_the_rest_copied(
     local = LocalState(tmp_path / "gateway")
     _fill(local)
     local.audit_backend().append(TODAY, '{"torn": ')
-    copied = copy_state(local, _redis(keyspace), target_name="Redis", today=TODAY)
+    copied = copy_state(local, _redis(keyspace), target_name="Redis")
     assert (copied.audit_events, copied.unreadable_audit_lines) == (4, 1)
+
+
+def test_events_up_to_the_newest_kept_are_copied_whatever_the_clock_says(
+    keyspace: Keyspace, tmp_path: Path
+) -> None:
+    local = LocalState(tmp_path / "gateway")
+    _fill(local)
+    later = NOW + timedelta(days=2)  # a gateway whose clock ran ahead
+    local.audit_log().append(AuditEvent(later.isoformat(), "tok", "admin", "Late", "", (), "ok"))
+    copied = copy_state(local, _redis(keyspace), target_name="Redis")
+    assert copied.audit_events == 5, f"the event of {later.date()} must be copied too"
