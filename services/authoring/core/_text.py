@@ -18,6 +18,7 @@ Simple, tested rules rather than a parser:
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from typing import Final
 
 EDGE_PUNCTUATION: Final = " .,;:!?\"'“”‘’()[]"
@@ -231,11 +232,52 @@ _CLAUSE_STARTERS: Final = frozenset(
 _NAMING_A: Final = re.compile(r"^A\s+(?:is|was|has|had|would|will|can|could|seems|looks|works)\b")
 
 
-def lower_first(clause: str) -> str:
+# Names English always capitalises, wherever they stand.
+_CALENDAR_NAMES: Final = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+     "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"}
+)  # fmt: skip
+# A word capitalised only because it opens its sentence: one capital, then lower-case letters.
+_TITLE_WORD: Final = re.compile(r"[A-Z][a-z]+(?:['’][a-z]+)?")
+_WORD_IN_TEXT: Final = re.compile(r"[A-Za-z][\w'’-]*")
+# Marks after which a capital opens a clause of its own ("Done — Rerun …", "(See …").
+_OPENING_MARKS: Final = frozenset(":;—–-(\"“‘'>*")
+
+
+def proper_words(texts: Iterable[str]) -> frozenset[str]:
+    """The lower-cased words that `texts` capitalise somewhere other than at a sentence's
+    start ("the Stripe payouts", "ask Maya"): names, which keep their capital wherever they
+    open a clause."""
+    proper: set[str] = set()
+    for text in texts:
+        for sentence in split_sentences(text):
+            for match in list(_WORD_IN_TEXT.finditer(sentence))[1:]:
+                word = match.group()
+                before = sentence[: match.start()].rstrip()
+                if word[:1].isupper() and before[-1:] not in _OPENING_MARKS:
+                    proper.add(word.lower())
+    return frozenset(proper)
+
+
+def lower_first(clause: str, proper: Collection[str] | None = None) -> str:
     """`clause` with its first letter lowered when it opens with a function word ("The"),
-    never when its "A" names an option ("A is simpler")."""
+    never when its "A" names an option ("A is simpler"). Given the session's `proper` words
+    (`proper_words`), any other title-case opener is lowered too ("Rerun for Feb 4 …"),
+    unless the session capitalises it mid-sentence as a name ("Stripe", "Maya")."""
     first = clause.split(maxsplit=1)[0] if clause.strip() else ""
-    if first.lower().rstrip(",") in _CLAUSE_STARTERS and not _NAMING_A.match(clause):
+    bare = first.rstrip(",:;")
+    if _NAMING_A.match(clause):
+        return clause
+    opener = bare.lower() in _CLAUSE_STARTERS
+    word = re.sub(r"['’]s$", "", bare).lower()
+    plain = (
+        proper is not None
+        and _TITLE_WORD.fullmatch(bare)
+        and word not in proper
+        and word not in _CALENDAR_NAMES
+    )
+    if opener or plain:
         return clause[:1].lower() + clause[1:]
     return clause
 

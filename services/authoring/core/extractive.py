@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final
@@ -54,6 +54,7 @@ from services.authoring.core._text import (
     choose_signature,
     lower_first,
     normalise_space,
+    proper_words,
     split_sentences,
     third_person,
 )
@@ -304,6 +305,25 @@ _CODE: Final = re.compile(
 )
 _FIRST_PERSON_LEAD: Final = re.compile(r"^(?:i|i['’](?:m|ve|d|ll)|my|me)\b", _CUE)
 _WANT_FOLLOW_UP: Final = " Worth asking about it later if they don't bring it up."
+# A report that opens with its verb, the speaker its unsaid subject ("Reassigned four
+# scanners to Zone C", "rebuilt the index"): a past tense (regular, or a common irregular one),
+# not a passive ("Caused by …") and not a feeling or state ("Tired of it" stays reported).
+_DONE_OPENER: Final = re.compile(
+    r"^(?:(?!embed\b)[a-z]{3,}(?<!e)ed|built|rebuilt|wrote|rewrote|ran|reran|found|made|took|"
+    r"sent|kept|left|got|brought|began|did|redid|went|saw|spent|paid|met|bought|sold|told|"
+    r"gave|held|led|won|lost|drew|chose|broke|caught|taught|thought)\s+(?!by\b)",
+    _CUE,
+)
+_STATE_WORDS: Final = frozenset(
+    {"tired", "excited", "worried", "stressed", "scared", "bored", "relieved", "pleased",
+     "interested", "surprised", "annoyed", "frustrated", "exhausted", "overwhelmed", "confused",
+     "disappointed", "embarrassed", "thrilled", "delighted", "amazed", "shocked", "depressed",
+     "motivated", "determined", "married", "engaged", "divorced", "retired", "used", "supposed",
+     "based", "related", "concerned", "committed", "convinced", "obsessed", "prepared",
+     "qualified", "satisfied", "involved", "scheduled", "expected", "needed", "allowed",
+     "required", "blocked", "limited", "detailed", "advanced", "experienced", "closed",
+     "finished", "done", "planned", "booked", "assigned", "listed", "called", "named"}
+)  # fmt: skip
 
 
 # A short prose head before a colon ("Quick context:", "Lesson for the postmortem:"): dropped,
@@ -338,7 +358,9 @@ def _clean(raw: str) -> str | None:
 _COMPLEMENT: Final = re.compile(r"(?:that|to|on|against|upon|with)\b", _CUE)
 
 
-def _decision_frame(sentence: str) -> tuple[str, str, str] | None:
+def _decision_frame(
+    sentence: str, proper: Collection[str] | None = None
+) -> tuple[str, str, str] | None:
     """(text before the cue, verb, clause) when the speaker is the decider, else None."""
     for pattern, verb in _DECISION_FRAMES:
         match = pattern.search(sentence)
@@ -347,7 +369,7 @@ def _decision_frame(sentence: str) -> tuple[str, str, str] | None:
         before = sentence[: match.start()].rstrip()
         if before and not before.endswith(","):
             return None  # "After the outage we decided …": not safely re-attributable
-        rest = lower_first(sentence[match.end() :])
+        rest = lower_first(sentence[match.end() :], proper)
         if "{verb}" in verb:
             verb = verb.format(verb=normalise_space(match.group("verb")))
         elif verb in ("decided", "agreed") and not _COMPLEMENT.match(rest):
@@ -377,6 +399,12 @@ def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
     )
 
 
+def _done_opener(sentence: str, proper: Collection[str]) -> bool:
+    """Whether `sentence` opens with the past-tense verb of a report its speaker made."""
+    first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
+    return bool(_DONE_OPENER.match(sentence)) and first not in proper | _STATE_WORDS
+
+
 def _dated(clause: str, when: datetime | None) -> str:
     """A clause that says "yesterday" or "next week" keeps the day it was said on."""
     if when is not None and _RELATIVE_TIME.search(clause):
@@ -385,14 +413,21 @@ def _dated(clause: str, when: datetime | None) -> str:
 
 
 def _frame(
-    sentence: str, memory_type: str, speaker: _Speaker, *, companion: bool, when: datetime | None
+    sentence: str,
+    memory_type: str,
+    speaker: _Speaker,
+    *,
+    companion: bool,
+    when: datetime | None,
+    proper: Collection[str] = frozenset(),
 ) -> tuple[str, str]:
-    """(framed content, its clause after the attribution) for one kept sentence."""
+    """(framed content, its clause after the attribution) for one kept sentence; `proper`:
+    the session's names (`proper_words`), which keep their capital after "… that"."""
 
     def rewrite(text: str, *, named: bool = True) -> str:
         return _in_third_person(text, speaker, named=named)
 
-    decision = _decision_frame(sentence) if memory_type == "decision" else None
+    decision = _decision_frame(sentence, proper) if memory_type == "decision" else None
     imperative = _imperative_clause(sentence, speaker) if memory_type == "directive" else None
     if decision is not None:
         before, verb, rest = decision
@@ -402,11 +437,13 @@ def _frame(
         lead, clause = f"{speaker.name} directed that", rewrite(imperative)
     elif _FIRST_PERSON_LEAD.match(sentence):
         lead, clause = "", rewrite(sentence, named=False)
+    elif _done_opener(sentence, proper):
+        lead, clause = speaker.name, rewrite(sentence[:1].lower() + sentence[1:])
     else:
         verb = _COMPANION_REPORT_VERB if companion else _REPORT_VERB[memory_type]
         if memory_type == "decision" and _REPORTED_DECISION.search(sentence):
             verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
-        lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence))
+        lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence, proper))
     clause = _dated(clause.rstrip(" .!;:,"), when)
     content = _cap(f"{lead} {clause}".strip()) + "."
     if memory_type == "want":
@@ -518,6 +555,15 @@ def said_sentences(request: ComposeInput) -> list[Said]:
     return said
 
 
+def _session_names(request: ComposeInput) -> frozenset[str]:
+    """The words the session uses as names: capitalised mid-sentence in any of its turns, and
+    the words of its speakers' names."""
+    cast = _Cast(request)
+    turns = [turn for chunk in request.chunks for turn in _turns(chunk, cast)]
+    names = {w.lower() for t in turns for w in re.findall(r"[A-Za-z][\w'’-]*", t.speaker.name)}
+    return proper_words(t.text for t in turns) | names
+
+
 def _canonical_by_rule(sentence: Said) -> str | None:
     """The canonical type the sentence's own words settle, over the classifier's guess: a
     settled option or a decider's cue ("we decided", "let's go with") is a decision, an
@@ -544,6 +590,7 @@ def extract_drafts(
         raise ValueError(f"{len(types)} types for {len(said)} said sentences")
     companion = request.mode == COMPANION_MODE
     room = choose_room(request)
+    proper = _session_names(request)
     drafts: list[DraftProposal] = []
     index_of: dict[str, int] = {}
     growing: _Growing | None = None  # the last draft, while the same turn may add to it
@@ -559,7 +606,12 @@ def extract_drafts(
                 growing = replace(growing, sentences=growing.sentences + 1)
                 continue
         content, clause = _frame(
-            sentence.text, kind, turn.speaker, companion=companion, when=turn.occurred_at
+            sentence.text,
+            kind,
+            turn.speaker,
+            companion=companion,
+            when=turn.occurred_at,
+            proper=proper,
         )
         if len(content) > rules.max_content_chars:
             continue  # cutting a claim short would change what it says

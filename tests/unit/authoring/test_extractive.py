@@ -369,6 +369,52 @@ def test_a_named_option_keeps_its_capital() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("lines", "kind", "expected"),
+    [
+        (["Recon-bot: Rerun for Feb 4 leaves 17 unmatched, all refunds."], "observation",
+         "Recon-bot noted that rerun for Feb 4 leaves 17 unmatched, all refunds."),
+        (["Fatima: Of the 1,204 unmatched, 1,187 are after midnight UTC."], "observation",
+         "Fatima noted that of the 1,204 unmatched, 1,187 are after midnight UTC."),
+        # a name the session capitalises mid-sentence keeps its capital, possessive or not
+        (["Fatima: We pay out through Stripe every night.",
+          "Oleg: Stripe's cutoff moved to 17:00."],
+         "observation", "Oleg noted that Stripe's cutoff moved to 17:00."),
+        (["Ops-bot: February's no-show rate was 14.2 percent."], "observation",
+         "Ops-bot noted that February's no-show rate was 14.2 percent."),
+    ],
+)  # fmt: skip
+def test_a_sentences_capital_is_lowered_after_that_unless_the_session_uses_it_as_a_name(
+    lines: list[str], kind: str, expected: str
+) -> None:
+    assert contents(session(*lines), *[kind] * len(lines))[-1] == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        ("Inventory-bot: Reassigned four spare scanners to Zone C for the night shift.",
+         "implementation",
+         "Inventory-bot reassigned four spare scanners to Zone C for the night shift."),
+        ("Dev-agent: removed 10 stale flags in PR #988, all tests pass.", "acceptance",
+         "Dev-agent removed 10 stale flags in PR #988, all tests pass."),
+        ("Ana: Checked remotely, the battery reads 11.2V.", "bug",
+         "Ana checked remotely, the battery reads 11.2V."),
+        ("Lin: Rebuilt the image without the debug symbols.", "implementation",
+         "Lin rebuilt the image without the debug symbols."),
+        # a passive or a feeling is no report of something the speaker did
+        ("Ana: Caused by a stale cache entry on the edge node.", "bug",
+         "Ana reported that caused by a stale cache entry on the edge node."),
+        ("Ana: Worried about the release date slipping again.", "observation",
+         "Ana noted that worried about the release date slipping again."),
+    ],
+)  # fmt: skip
+def test_a_report_opening_with_its_past_tense_verb_has_the_speaker_as_subject(
+    line: str, kind: str, expected: str
+) -> None:
+    assert contents(session(line), kind) == [expected]
+
+
 def test_decisions_and_directives_are_signed_and_nothing_else_is() -> None:
     drafts = extract_drafts(engineering_session(), ENGINEERING_TYPES)
     for proposal in drafts:
