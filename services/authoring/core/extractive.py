@@ -402,7 +402,7 @@ def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
 def _done_opener(sentence: str, proper: Collection[str]) -> bool:
     """Whether `sentence` opens with the past-tense verb of a report its speaker made."""
     first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
-    return bool(_DONE_OPENER.match(sentence)) and first not in proper | _STATE_WORDS
+    return bool(_DONE_OPENER.match(sentence)) and first not in proper and first not in _STATE_WORDS
 
 
 def _dated(clause: str, when: datetime | None) -> str:
