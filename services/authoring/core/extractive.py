@@ -690,9 +690,7 @@ async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Emb
     model = load_type_model(request.mode)
     vectors = await embed([s.text for s in said])
     fit = not model.unfit_for(int(vectors.shape[1]) if len(vectors) else 0, "")
-    return [
-        model.predict(s.text, v if fit else None)[0] for s, v in zip(said, vectors, strict=True)
-    ]
+    return [model.classify(s.text, v if fit else None) for s, v in zip(said, vectors, strict=True)]
 
 
 async def compose_json(

@@ -3,6 +3,7 @@ validation split, their freshness against the labelled sentences, and the data's
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from services.authoring.core.sentence_types import (
@@ -53,3 +54,34 @@ def test_the_labelled_sentences_are_large_balanced_and_split(library: str) -> No
     validation_texts = {r.text.lower() for r in rows if r.split == "validation"}
     train_texts = {r.text.lower() for r in rows if r.split == "train"}
     assert not validation_texts & train_texts, "a validation sentence is also a training one"
+
+
+def _model_with(library: str, probabilities: dict[str, float]) -> SentenceTypeModel:
+    """A model whose every sentence gets `probabilities` (its bias; no features)."""
+    labels = type_labels(library)
+    bias = np.log([probabilities.get(label, 1e-9) for label in labels])
+    return SentenceTypeModel(
+        library=library, labels=labels, vocabulary=(), weights=np.zeros((4, len(labels))),
+        bias=bias, dimension=4,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "label"),
+    [
+        # a fact whose probability is spread over speech acts is kept as the likeliest one
+        ({"none": 0.34, "observation": 0.30, "opinion": 0.26, "want": 0.1}, "observation"),
+        ({"none": 0.49, "want": 0.26, "preference": 0.25}, "want"),
+        # "none" wins only when it is likelier than any memory at all
+        ({"none": 0.51, "observation": 0.49}, NOT_A_MEMORY),
+    ],
+)  # fmt: skip
+def test_a_companion_sentence_is_dropped_only_when_not_a_memory_is_likelier_than_a_memory(
+    probabilities: dict[str, float], label: str
+) -> None:
+    assert _model_with("companion", probabilities).classify("some words", None) == label
+
+
+def test_the_default_library_keeps_the_likeliest_label() -> None:
+    spread = {"none": 0.3, "observation": 0.25, "decision": 0.25, "bug": 0.2}
+    assert _model_with("default", spread).classify("some words", None) == NOT_A_MEMORY
