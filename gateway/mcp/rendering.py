@@ -42,8 +42,19 @@ def _explained(arguments: Mapping[str, Any]) -> bool:
     return bool(arguments.get("include_breakdown"))
 
 
+def _lean_drawer(drawer: Json) -> Json:
+    """A drawer without its bookkeeping, its arcs without the source excerpts (keyword
+    evidence for search; `expand_raw` reads a source whole when the agent wants it)."""
+    lean = {k: v for k, v in drawer.items() if k not in _DRAWER_BOOKKEEPING}
+    if "derived_from" in lean:
+        lean["derived_from"] = [
+            {k: v for k, v in arc.items() if k != "excerpt"} for arc in lean["derived_from"]
+        ]
+    return lean
+
+
 def _lean_hit(hit: Json, explained: bool) -> Json:
-    drawer = {k: v for k, v in hit.get("drawer", {}).items() if k not in _DRAWER_BOOKKEEPING}
+    drawer = _lean_drawer(hit.get("drawer", {}))
     lean = {**hit, "drawer": drawer}
     if not explained:
         lean.pop("score", None)

@@ -50,6 +50,7 @@ from services.runtime.errors import (
 from services.runtime.grpc_client import call
 from services.runtime.job_proto import job_payload, read_payload
 from services.runtime.jobs import JobContext
+from services.vocabulary import MAX_EXCERPT_CHARS, MAX_EXCERPTS_CHARS
 from services.vocabulary.enums import PIN_VALUES
 
 logger = logging.getLogger(__name__)
@@ -169,6 +170,21 @@ def _descriptor(
     return descriptor
 
 
+def source_excerpts(texts: Sequence[str]) -> list[str]:
+    """The excerpts a composed drawer's arcs carry of the chunks it cites: each chunk's text
+    up to `MAX_EXCERPT_CHARS` (cut at a word), and nothing past `MAX_EXCERPTS_CHARS` in all."""
+    excerpts: list[str] = []
+    left = MAX_EXCERPTS_CHARS
+    for text in texts:
+        text = " ".join(text.split())
+        limit = min(MAX_EXCERPT_CHARS, left)
+        if len(text) > limit:
+            text = text[:limit].rsplit(" ", 1)[0] if limit else ""
+        excerpts.append(text)
+        left -= len(text)
+    return excerpts
+
+
 def composed_id(session_id: str, content: str) -> str:
     """The same session and content always make the same drawer id (idempotent jobs)."""
     digest = hashlib.sha256(f"{session_id}\x00{normalise_space(content)}".encode()).hexdigest()
@@ -263,9 +279,16 @@ async def draft_session(
         drawer.id = composed_id(session_id, proposal.content)
         drawer.derived_from.extend(
             common_pb2.DerivedFromArc(
-                raw_chunk_id=cid, session_id=session_id, ordinal=by_id[cid].ordinal
+                raw_chunk_id=cid,
+                session_id=session_id,
+                ordinal=by_id[cid].ordinal,
+                excerpt=excerpt,
             )
-            for cid in proposal.derived_from
+            for cid, excerpt in zip(
+                proposal.derived_from,
+                source_excerpts([by_id[cid].content for cid in proposal.derived_from]),
+                strict=True,
+            )
         )
         drawer.sessions.append(descriptor)
         drawer.attributes.update(

@@ -15,7 +15,8 @@ term is a plain word that is then quoted as an FTS5 string; no input can be a sy
 Tokenizer: Porter stemming over unicode61 (diacritics folded), so "retries", "retried" and
 "retry" meet; measured on SciFact and LoCoMo it lifts keyword recall and every fusion over it
 (docs/decisions/0011-relevance-fusion.md). An index written with another tokenizer is
-re-tokenized on open (`rebuild` from the content table, which holds the source text).
+re-tokenized on open (`rebuild` from the content table, which holds the source text), and
+one written before columns were appended to its list gains them (empty) and is re-indexed.
 Document frequencies live under the stemmed token, so query terms are stemmed through a
 private in-memory FTS5 table with the same tokenizer before they are looked up.
 
@@ -261,12 +262,23 @@ class FtsIndex:
         typed = ", ".join(f"{c} TEXT NOT NULL DEFAULT ''" for c in self.columns)
         with self.transaction():
             existing = [row[1] for row in self._writer.execute("PRAGMA table_info(docs)")]
-            if existing and existing != ["id", *self.columns]:
+            wanted = ["id", *self.columns]
+            added = wanted[len(existing) :] if existing == wanted[: len(existing)] else []
+            if existing and existing != wanted and not added:
                 raise FailedPrecondition(
                     f"keyword index {self.path} has columns {existing[1:]}, this code expects "
                     f"{list(self.columns)}: move the file aside and re-index the collection"
                 )
-            retokenize = self._tokenizer_changed()
+            retokenize = self._tokenizer_changed() or bool(existing and added)
+            if existing and added:
+                # Columns appended since the file was written: add them (empty for the rows
+                # already there) and index anew over the wider table.
+                for column in added:
+                    self._writer.execute(
+                        f"ALTER TABLE docs ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+                    )
+                for trigger in ("docs_ai", "docs_ad", "docs_au"):
+                    self._writer.execute(f"DROP TRIGGER IF EXISTS {trigger}")
             if retokenize:
                 self._writer.execute("DROP TABLE IF EXISTS docs_vocab")
                 self._writer.execute("DROP TABLE IF EXISTS docs_fts")

@@ -23,6 +23,8 @@ from services.vocabulary.libraries import (
     library_for,
 )
 from services.vocabulary.names import (
+    MAX_EXCERPT_CHARS,
+    MAX_EXCERPTS_CHARS,
     PIN_ACTIVE,
     PIN_DEPRECATED,
     PIN_PINNED,
@@ -44,6 +46,8 @@ __all__ = [
     "DEFAULT_TYPES",
     "GENERAL_INTENT",
     "LEGACY_TYPES",
+    "MAX_EXCERPTS_CHARS",
+    "MAX_EXCERPT_CHARS",
     "MODES",
     "PIN_ACTIVE",
     "PIN_DEPRECATED",

@@ -36,3 +36,10 @@ AUTHORITY_TIERS: Final = (
     AUTHORITY_EXECUTION,
     AUTHORITY_WORKER,
 )
+
+# ---------------------------------------------------------------- derivation excerpts
+
+# A composed drawer's arcs carry the text of the chunks it was made from, for keyword search
+# (DerivedFromArc.excerpt): authoring cuts them to these sizes, retrieval refuses longer.
+MAX_EXCERPT_CHARS: Final = 2_000  # one arc
+MAX_EXCERPTS_CHARS: Final = 8_000  # all of a drawer's arcs

@@ -1,5 +1,6 @@
 """One store's drawer pool: a hybrid collection (Qdrant with the full drawer payload — the
-source of truth — plus the FTS5 sidecar over content / signature / topic, written in step by
+source of truth — plus the FTS5 sidecar over content / signature / topic / source (the
+excerpts of the chunks a composed drawer was made from), written in step by
 `services.runtime.hybrid`) and the metadata mirror that scoring, filters and facets read.
 
 Every method is synchronous and thread-safe; the servicer calls them through
@@ -55,7 +56,10 @@ BROAD_FILTER_SHARE = 0.1
 MAX_FILTER_OVERFETCH = 20
 # Payload keys search filters on (see _vector_filter).
 FILTER_FIELDS = ("wing", "room", "memory_type", "pin_status", "sessions")
-KEYWORD_COLUMNS = ("content", "signature", "topic")
+# "source": the excerpts of the raw chunks a drawer was composed from (its derived_from arcs),
+# keyword evidence beside its own words (docs/decisions/0027-source-words.md). Appended last:
+# an older sidecar gains the column on open.
+KEYWORD_COLUMNS = ("content", "signature", "topic", "source")
 
 # What `DrawerPool.check` compares (`engram doctor`), as its findings name them.
 PART_KEYWORDS = "drawers: vectors ↔ keyword rows"
@@ -433,6 +437,7 @@ def _keyword_row(drawer_id: str, payload: Mapping[str, Any]) -> dict[str, str]:
         "content": stored.get("content", ""),
         "signature": stored.get("signature", ""),
         "topic": stored.get("topic", ""),
+        "source": "\n".join(arc.get("excerpt", "") for arc in stored.get("derived_from", [])),
     }
 
 

@@ -6,6 +6,7 @@ a malformed model answer failing its session cleanly."""
 from __future__ import annotations
 
 import json
+import re
 
 import grpc
 import pytest
@@ -75,19 +76,22 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         (d.content, d.signature, d.attributes["speaker"]) for d in preview.drawers
     )
     assert any(d.HasField("signature") for d in preview.drawers), "no canonical draft previewed"
-    chunk_ids = {
-        c.id
+    chunks = {
+        c.id: c
         for c in (
             await stack.corpus.GetSessionChunks(
                 corpus_pb2.GetSessionChunksRequest(store=stack.store(), session_id=session_id)
             )
         ).chunks
     }
+    chunk_ids = set(chunks)
     types = {d.memory_type for d in drawers}
     assert "decision" in types, types
     for drawer in drawers:
         assert drawer.derived_from, drawer
         assert {arc.raw_chunk_id for arc in drawer.derived_from} <= chunk_ids
+        for arc in drawer.derived_from:
+            assert arc.excerpt == " ".join(chunks[arc.raw_chunk_id].content.split()), arc
         assert drawer.sessions[0].session_id == session_id
         assert drawer.sessions[0].raw_chunk_count == len(chunk_ids)
         assert drawer.attributes["prompt_version"] == "default-v2"
@@ -108,6 +112,26 @@ async def test_compose_a_file_end_to_end(stack: Stack) -> None:
         )
     )
     assert found.results[0].drawer.id == decision.id
+    # A word only the source turn says finds the drawer made from it (keyword evidence).
+    own_words = {w for d in drawers for w in re.findall(r"[a-z]+", d.content.lower())}
+    source_only = sorted(
+        (word, d.id)
+        for d in drawers
+        for arc in d.derived_from
+        for word in re.findall(r"[a-z]{6,}", arc.excerpt.lower())
+        if word not in own_words
+    )
+    assert source_only, "every source word was kept in some drawer: the test needs another turn"
+    word, made_from = source_only[0]
+    by_source = await stack.retrieval.Search(
+        retrieval_pb2.SearchRequest(
+            store=stack.store("read"),
+            query=word,
+            min_score=-1.0,
+            ranker=retrieval_pb2.RANKER_MODE_KEYWORD,
+        )
+    )
+    assert made_from in {hit.drawer.id for hit in by_source.results}, (word, by_source)
     listed = await stack.corpus.GetFile(
         corpus_pb2.GetFileRequest(store=stack.store(), file_id=uploaded.id)
     )

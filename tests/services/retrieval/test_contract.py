@@ -12,6 +12,7 @@ from engram.v1 import common_pb2, retrieval_pb2
 
 from services.retrieval.pool.handovers import ALREADY_USED, NEVER_HANDED
 from services.retrieval.pool.records import to_timestamp
+from services.vocabulary import MAX_EXCERPT_CHARS
 from tests.services.retrieval.conftest import RunningRetrieval
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
@@ -400,6 +401,62 @@ async def test_bad_drawers_are_refused_and_nothing_is_written(retrieval: Running
     assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     stats = await retrieval.stub.Stats(retrieval_pb2.StatsRequest(store=retrieval.store()))
     assert stats.drawers == 0, "a refused batch writes nothing"
+
+
+@pytest.mark.parametrize(
+    ("excerpts", "says"),
+    [
+        (["x" * (MAX_EXCERPT_CHARS + 1)], "derived_from[0].excerpt is 2001 characters"),
+        (["y" * MAX_EXCERPT_CHARS] * 5, "excerpts hold 10000 characters"),
+    ],
+)
+async def test_oversized_source_excerpts_are_refused_and_nothing_is_written(
+    retrieval: RunningRetrieval, excerpts: list[str], says: str
+) -> None:
+    made = drawer("src-1", "Maya decided to refund to the original card.", "decision")
+    made.derived_from.extend(
+        common_pb2.DerivedFromArc(raw_chunk_id=f"c{i}", session_id="s", ordinal=i, excerpt=text)
+        for i, text in enumerate(excerpts)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await retrieval.stub.IndexDrawers(
+            retrieval_pb2.IndexDrawersRequest(store=retrieval.store(), drawers=[made])
+        )
+    assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert says in (caught.value.details() or ""), caught.value.details()
+    stats = await retrieval.stub.Stats(retrieval_pb2.StatsRequest(store=retrieval.store()))
+    assert stats.drawers == 0
+
+
+async def test_a_drawer_is_found_by_the_words_of_its_source_excerpt(
+    retrieval: RunningRetrieval,
+) -> None:
+    made = drawer("src-2", "Caroline treasures a necklace that reminds her of her roots.", "want")
+    made.derived_from.append(
+        common_pb2.DerivedFromArc(
+            raw_chunk_id="c1",
+            session_id="s",
+            ordinal=1,
+            excerpt="Caroline: This necklace was a gift from my grandma in Sweden.",
+        )
+    )
+    other = drawer("src-3", "Melanie ran a charity race for mental health.", "want")
+    await retrieval.stub.IndexDrawers(
+        retrieval_pb2.IndexDrawersRequest(store=retrieval.store(), drawers=[made, other])
+    )
+    found = await retrieval.stub.Search(
+        retrieval_pb2.SearchRequest(
+            store=retrieval.store(),
+            query="grandma Sweden",
+            min_score=-1.0,
+            ranker=retrieval_pb2.RANKER_MODE_KEYWORD,
+        )
+    )
+    assert [hit.drawer.id for hit in found.results] == ["src-2"], found
+    got = await retrieval.stub.GetDrawer(
+        retrieval_pb2.GetDrawerRequest(store=retrieval.store(), id="src-2")
+    )
+    assert got.derived_from[0].excerpt.startswith("Caroline: This necklace"), got
 
 
 async def test_stats_counts_only_is_the_count_without_the_figures(

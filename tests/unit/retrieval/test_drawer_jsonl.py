@@ -71,7 +71,12 @@ def test_a_line_is_one_json_object_with_proto_field_names() -> None:
     assert payload["memory_type"] == "decision"
     assert payload["pin_status"] == "PIN_STATUS_PINNED", "enums are written by name"
     assert payload["created_at"] == "2026-03-01T08:00:00Z"
-    assert payload["derived_from"][1] == {"raw_chunk_id": "r-2", "session_id": "s-1", "ordinal": 7}
+    assert payload["derived_from"][1] == {
+        "raw_chunk_id": "r-2",
+        "session_id": "s-1",
+        "ordinal": 7,
+        "excerpt": "",
+    }
 
 
 def test_default_valued_fields_are_written_and_unset_optionals_are_not() -> None:

@@ -263,6 +263,24 @@ def test_reopening_keeps_rows_and_refuses_other_columns(tmp_path: Path) -> None:
         FtsIndex(path, columns=["title", "body"])
 
 
+def test_an_index_gains_columns_appended_to_its_list_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "grow.sqlite3"
+    old = FtsIndex(path, columns=["body"])
+    old.upsert([{"id": "1", "body": "persisted words"}])
+    old.close()
+    grown = FtsIndex(path, columns=["body", "source"])
+    assert [hit.id for hit in grown.search("persisted", limit=1)] == ["1"]
+    grown.upsert([{"id": "2", "body": "framed memory", "source": "the original turn"}])
+    grown.upsert([{"id": "1", "body": "persisted words", "source": "rewritten later"}])
+    assert [hit.id for hit in grown.search("original", limit=5)] == ["2"]
+    assert [hit.id for hit in grown.search("rewritten", limit=5)] == ["1"]
+    assert grown.count() == 2
+    grown.close()
+    # a column removed or reordered is still refused
+    with pytest.raises(FailedPrecondition):
+        FtsIndex(path, columns=["source", "body"])
+
+
 def test_bad_column_names_are_refused(tmp_path: Path) -> None:
     for columns in ([], ["id"], ["body; DROP"], ["a", "A"]):
         with pytest.raises(ValueError):

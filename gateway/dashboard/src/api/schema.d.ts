@@ -1627,6 +1627,7 @@ export interface components {
         "engram.v1.DeploymentMode": "DEPLOYMENT_MODE_UNSPECIFIED" | "DEPLOYMENT_MODE_DEFAULT" | "DEPLOYMENT_MODE_COMPANION";
         /** DerivedFromArc */
         "engram.v1.DerivedFromArc": {
+            excerpt?: string;
             ordinal?: number;
             raw_chunk_id?: string;
             session_id?: string;
