@@ -52,7 +52,16 @@ def signature_in(phrase: str, content: str) -> bool:
 _ABBREVIATIONS: Final = frozenset(
     {"e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "st", "no", "cf", "approx", "fig"}
 )
-_BOUNDARY: Final = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_BOUNDARY: Final = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Za-z0-9])")
+# Chat that never capitalises ("can't sleep. third night shift in a row") still ends its
+# sentences; before a lower-case word the stop must follow a plain word (not "U.S", "p.m",
+# an abbreviation or an initial) and not be an ellipsis.
+_PLAIN_WORD: Final = re.compile(r"[A-Za-z0-9'’]{2,}[\"'”’)\]]*")
+# Units and short forms that end with "." mid-sentence before a lower-case word ("5 min. after").
+_SHORT_FORMS: Final = frozenset(
+    {"incl", "min", "max", "sec", "hr", "hrs", "mins", "jr", "sr", "ft", "oz", "lb", "lbs", "kg",
+     "km", "mo", "yr", "yrs", "wk", "wks", "pt", "pts", "dept", "est", "ref", "mt", "mtg"}
+)  # fmt: skip
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
@@ -77,6 +86,14 @@ def split_sentences(text: str) -> list[str]:
             last = words[-1] if words else ""
             initial = len(last) == 1 and last.isupper()  # "J. Smith"
             if joined[boundary.start()] == "." and (last.lower() in _ABBREVIATIONS or initial):
+                continue
+            after = joined[boundary.end() :].lstrip()[:1]
+            stop = boundary.group()
+            if after.islower() and (
+                not _PLAIN_WORD.fullmatch(last)
+                or last.lower() in _SHORT_FORMS
+                or stop.startswith("..")
+            ):
                 continue
             sentences.append(joined[start : boundary.end()].strip())
             start = boundary.end()

@@ -79,7 +79,10 @@ Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
 _MIN_WORDS: Final = 5
 
 _USER_ROLES: Final = frozenset({"user", "human", "customer"})
-_ASSISTANT_ROLES: Final = frozenset({"assistant", "ai", "bot", "model", "agent", "chatbot", "gpt"})
+# "companion": in a companion store the AI is the companion, whatever else it is called.
+_ASSISTANT_ROLES: Final = frozenset(
+    {"assistant", "ai", "bot", "model", "agent", "chatbot", "gpt", "companion"}
+)
 _SKIPPED_ROLES: Final = frozenset({"system", "developer", "tool", "function"})
 # Capitalised words that head a line like a speaker but are prose ("Note: …").
 _PROSE_LABELS: Final = frozenset(
@@ -314,6 +317,24 @@ _DONE_OPENER: Final = re.compile(
     r"gave|held|led|won|lost|drew|chose|broke|caught|taught|thought)\s+(?!by\b)",
     _CUE,
 )
+# Chat drops the "I" ("can't sleep", "need to call the landlord", "thinking about starting
+# seeds indoors"): a sentence opening with an auxiliary, a modal or a verb of wanting, liking
+# or thinking says it of its speaker; "I" (or "I'm" before an -ing word, "I've" before
+# "been") is put back and the sentence told in the third person like any "I …" sentence.
+_ELIDED_I: Final = re.compile(
+    r"^(?:had|have|can|can't|can’t|cannot|could|couldn't|couldn’t|should|shouldn't|"
+    r"shouldn’t|would|wouldn't|wouldn’t|will|won't|won’t|might|must|need|needed|want|wanted|"
+    r"wanna|gotta|love|loved|hate|hated|think|hope|hoped|feel|felt|miss|missed|wish|"
+    r"prefer|got)\s",
+    _CUE,
+)
+_ELIDED_IM: Final = re.compile(
+    r"^(?:thinking|trying|hoping|planning|going\s+(?:to|with)|gonna|feeling|getting|starting|"
+    r"looking\s+(?:for|at|into|forward\s+to)|working|considering|leaning|dreading|loving|"
+    r"enjoying)\s",
+    _CUE,
+)
+_ELIDED_IVE: Final = re.compile(r"^been\s", _CUE)
 _STATE_WORDS: Final = frozenset(
     {"tired", "excited", "worried", "stressed", "scared", "bored", "relieved", "pleased",
      "interested", "surprised", "annoyed", "frustrated", "exhausted", "overwhelmed", "confused",
@@ -399,6 +420,38 @@ def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
     )
 
 
+# A lower-case word after a sentence's end inside one kept sentence ("can't sleep. third
+# night shift in a row"): chat that never capitalises. Abbreviations do not end a sentence.
+_LOWER_AFTER_STOP: Final = re.compile(r"\b(?P<word>\w+)(?P<stop>[.!?]) (?P<next>[a-z])")
+_ABBREVIATIONS: Final = frozenset({"e.g", "g", "i.e", "e", "etc", "vs", "approx", "cf", "al", "ca"})
+
+
+def _sentences_capitalised(text: str) -> str:
+    """`text` with each sentence inside it opening with a capital."""
+
+    def capital(match: re.Match[str]) -> str:
+        if match.group("word").lower() in _ABBREVIATIONS or len(match.group("word")) == 1:
+            return match.group(0)
+        return f"{match.group('word')}{match.group('stop')} {match.group('next').upper()}"
+
+    return _LOWER_AFTER_STOP.sub(capital, text)
+
+
+def _with_elided_i(sentence: str, proper: Collection[str]) -> str | None:
+    """`sentence` with the "I" that chat dropped put back, or None when it has its subject."""
+    words = sentence.split(maxsplit=3)
+    if not words or words[0].lower() in proper or any(w.endswith(",") for w in words[:3]):
+        return None  # a name, or a sentence adverbial ("Going forward, …", "Looking back, …")
+    lowered = sentence[:1].lower() + sentence[1:]
+    if _ELIDED_I.match(sentence):
+        return f"I {lowered}"
+    if _ELIDED_IM.match(sentence):
+        return f"I'm {lowered}"
+    if _ELIDED_IVE.match(sentence):
+        return f"I've {lowered}"
+    return None
+
+
 def _done_opener(sentence: str, proper: Collection[str]) -> bool:
     """Whether `sentence` opens with the past-tense verb of a report its speaker made."""
     first = sentence.split(maxsplit=1)[0].lower() if sentence.strip() else ""
@@ -437,6 +490,8 @@ def _frame(
         lead, clause = f"{speaker.name} directed that", rewrite(imperative)
     elif _FIRST_PERSON_LEAD.match(sentence):
         lead, clause = "", rewrite(sentence, named=False)
+    elif (restored := _with_elided_i(sentence, proper)) is not None:
+        lead, clause = "", rewrite(restored, named=False)
     elif _done_opener(sentence, proper):
         lead, clause = speaker.name, rewrite(sentence[:1].lower() + sentence[1:])
     else:
@@ -445,7 +500,7 @@ def _frame(
             verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence, proper))
     clause = _dated(clause.rstrip(" .!;:,"), when)
-    content = _cap(f"{lead} {clause}".strip()) + "."
+    content = _sentences_capitalised(_cap(f"{lead} {clause}".strip()) + ".")
     if memory_type == "want":
         content += _WANT_FOLLOW_UP
     return content, clause

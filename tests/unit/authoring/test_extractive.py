@@ -415,6 +415,41 @@ def test_a_report_opening_with_its_past_tense_verb_has_the_speaker_as_subject(
     assert contents(session(line), kind) == [expected]
 
 
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        ("Jess: can't sleep after the third night shift in a row", "observation",
+         "Jess can't sleep after the third night shift in a row."),
+        ("Walt: thinking about starting tomatoes from seed indoors this year", "want",
+         "Walt is thinking about starting tomatoes from seed indoors this year."),
+        ("Marisol: need to find movers who will do a Saturday", "want",
+         "Marisol needs to find movers who will do a Saturday."),
+        ("Noor: had to pick off all the cilantro from the tacos", "preference",
+         "Noor had to pick off all the cilantro from the tacos."),
+        # a sentence adverbial is not a dropped "I"
+        ("Maya: Going forward, nobody publishes a rota without the conflict report.",
+         "directive",
+         "Maya directed that going forward, nobody publishes a rota without the conflict "
+         "report."),
+    ],
+)  # fmt: skip
+def test_a_sentence_whose_i_chat_dropped_is_told_of_its_speaker(
+    line: str, kind: str, expected: str
+) -> None:
+    request = session(line, mode="companion" if kind in ("want", "preference") else "default")
+    [content] = contents(request, kind)
+    assert content.removesuffix(" Worth asking about it later if they don't bring it up.") == (
+        expected
+    )
+
+
+def test_uncapitalised_chat_sentences_are_split_and_each_opens_with_a_capital() -> None:
+    request = session("Jess: can't sleep at all. third night shift in a row, body is confused")
+    assert said(request) == ["can't sleep at all.", "third night shift in a row, body is confused"]
+    [draft] = contents(request, "observation", "observation")
+    assert "all. Third night shift" in draft, draft
+
+
 def test_decisions_and_directives_are_signed_and_nothing_else_is() -> None:
     drafts = extract_drafts(engineering_session(), ENGINEERING_TYPES)
     for proposal in drafts:
@@ -498,9 +533,10 @@ def test_companion_cues_are_framed_around_the_user(line: str, kind: str, expecte
     assert [(d.memory_type, d.content) for d in typed(request, kind)] == [(kind, want)]
 
 
-def test_companion_mode_reads_only_the_users_turns() -> None:
+@pytest.mark.parametrize("ai", ["Assistant", "Companion", "AI"])
+def test_companion_mode_reads_only_the_users_turns(ai: str) -> None:
     request = session(
-        "Assistant: I think you should try the pho place this week.",
+        f"{ai}: I think you should try the pho place this week.",
         "User: The launch made this week really hectic at work.",
         mode="companion",
     )

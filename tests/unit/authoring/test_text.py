@@ -119,6 +119,12 @@ def test_words_that_merely_contain_pronouns_are_untouched() -> None:
         ("First para.\n\nSecond para", ["First para.", "Second para"]),
         ("- one item\n- two item", ["one item", "two item"]),
         ('He said "go." Then left.', ['He said "go."', "Then left."]),
+        # chat that never capitalises still ends its sentences, but not after a short form
+        ("can't sleep. third night in a row", ["can't sleep.", "third night in a row"]),
+        ("ok so... maybe later", ["ok so... maybe later"]),
+        ("at 3 p.m. tomorrow in the U.S. office", ["at 3 p.m. tomorrow in the U.S. office"]),
+        ("it took 5 min. after that it reset", ["it took 5 min. after that it reset"]),
+        ("The limit is 10 kg. We ship today.", ["The limit is 10 kg.", "We ship today."]),
         ("", []),
     ],
 )
