@@ -87,8 +87,11 @@ def split_sentences(text: str) -> list[str]:
             initial = len(last) == 1 and last.isupper()  # "J. Smith"
             if joined[boundary.start()] == "." and (last.lower() in _ABBREVIATIONS or initial):
                 continue
-            after = joined[boundary.end() :].lstrip()[:1]
+            following = joined[boundary.end() :].lstrip()
+            after = following[:1]
             stop = boundary.group()
+            if not after.isalnum() and following.lstrip("\"'“‘([")[:1].islower():
+                continue  # "… [shares a photo]" or "… (see below)": not a new sentence
             if after.islower() and (
                 not _PLAIN_WORD.fullmatch(last)
                 or last.lower() in _SHORT_FORMS

@@ -319,13 +319,14 @@ _DONE_OPENER: Final = re.compile(
 )
 # Chat drops the "I" ("can't sleep", "need to call the landlord", "thinking about starting
 # seeds indoors"): a sentence opening with an auxiliary, a modal or a verb of wanting, liking
-# or thinking says it of its speaker; "I" (or "I'm" before an -ing word, "I've" before
-# "been") is put back and the sentence told in the third person like any "I …" sentence.
+# or hoping says it of its speaker (not "have", "feel" or "think": "Have fun!", "Feel better
+# soon", "Think of it as …" are said to the listener); "I" (or "I'm" before an -ing word,
+# "I've" before "been") is put back and the sentence told in the third person like any
+# "I …" sentence.
 _ELIDED_I: Final = re.compile(
-    r"^(?:had|have|can|can't|can’t|cannot|could|couldn't|couldn’t|should|shouldn't|"
-    r"shouldn’t|would|wouldn't|wouldn’t|will|won't|won’t|might|must|need|needed|want|wanted|"
-    r"wanna|gotta|love|loved|hate|hated|think|hope|hoped|feel|felt|miss|missed|wish|"
-    r"prefer|got)\s",
+    r"^(?:had|can|can't|can’t|cannot|could|couldn't|couldn’t|should|shouldn't|shouldn’t|"
+    r"would|wouldn't|wouldn’t|will|won't|won’t|might|must|need|needed|want|wanted|wanna|"
+    r"gotta|love|loved|hate|hated|hope|hoped|felt|miss|missed|wish|prefer|got)\s",
     _CUE,
 )
 _ELIDED_IM: Final = re.compile(
@@ -335,6 +336,14 @@ _ELIDED_IM: Final = re.compile(
     _CUE,
 )
 _ELIDED_IVE: Final = re.compile(r"^been\s", _CUE)
+# After these the dropped subject is "it" or "that", not "I" ("must have been rough", "gonna
+# be a great night", "been a busy week"): the sentence keeps its report verb.
+_IT_FOLLOWS: Final = frozenset({"be", "been", "have"})
+_IT_BEEN: Final = frozenset(
+    {"a", "an", "the", "so", "such", "quite", "really", "pretty", "too", "very", "kind", "sort",
+     "ages", "forever", "awhile", "great", "good", "nice", "fun", "hard", "rough", "tough",
+     "crazy", "busy", "wild", "amazing", "awesome", "lovely"}
+)  # fmt: skip
 _STATE_WORDS: Final = frozenset(
     {"tired", "excited", "worried", "stressed", "scared", "bored", "relieved", "pleased",
      "interested", "surprised", "annoyed", "frustrated", "exhausted", "overwhelmed", "confused",
@@ -362,11 +371,16 @@ _OPTION_LINE: Final = re.compile(
 )
 
 
+_STAGE_DIRECTION: Final = re.compile(r"\[[a-z][^\[\]]*\][.!]?")
+
+
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
     if sentence.endswith("?") or _CODE.search(sentence) or _OPTION_LINE.match(sentence):
         return None
+    # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
+    sentence = normalise_space(_STAGE_DIRECTION.sub(" ", sentence))
     sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence):
@@ -442,6 +456,9 @@ def _with_elided_i(sentence: str, proper: Collection[str]) -> str | None:
     words = sentence.split(maxsplit=3)
     if not words or words[0].lower() in proper or any(w.endswith(",") for w in words[:3]):
         return None  # a name, or a sentence adverbial ("Going forward, …", "Looking back, …")
+    following = words[1].lower() if len(words) > 1 else ""
+    if following in _IT_FOLLOWS or (words[0].lower() == "been" and following in _IT_BEEN):
+        return None  # "gonna be a great night", "been a long week": the dropped word is "it"
     lowered = sentence[:1].lower() + sentence[1:]
     if _ELIDED_I.match(sentence):
         return f"I {lowered}"

@@ -426,11 +426,13 @@ def test_a_report_opening_with_its_past_tense_verb_has_the_speaker_as_subject(
          "Marisol needs to find movers who will do a Saturday."),
         ("Noor: had to pick off all the cilantro from the tacos", "preference",
          "Noor had to pick off all the cilantro from the tacos."),
-        # a sentence adverbial is not a dropped "I"
+        # a sentence adverbial is not a dropped "I", nor is a dropped "it"
         ("Maya: Going forward, nobody publishes a rota without the conflict report.",
          "directive",
          "Maya directed that going forward, nobody publishes a rota without the conflict "
          "report."),
+        ("Caroline: been a really busy week at the shelter since we talked", "observation",
+         "Caroline noted that been a really busy week at the shelter since the team talked."),
     ],
 )  # fmt: skip
 def test_a_sentence_whose_i_chat_dropped_is_told_of_its_speaker(
@@ -441,6 +443,23 @@ def test_a_sentence_whose_i_chat_dropped_is_told_of_its_speaker(
     assert content.removesuffix(" Worth asking about it later if they don't bring it up.") == (
         expected
     )
+
+
+@pytest.mark.parametrize(
+    "line", ["Have fun and stay safe out there!", "Feel better soon and rest up this weekend!"]
+)
+def test_a_wish_said_to_the_listener_is_not_told_of_the_speaker(line: str) -> None:
+    [content] = contents(session(f"Melanie: {line}", mode="companion"), "observation")
+    assert content.startswith("Melanie mentioned that"), content
+
+
+def test_a_transcripts_stage_direction_is_not_a_sentence_said() -> None:
+    request = session(
+        "Melanie: We went camping with the kids last weekend! [shares a photo of a tent] [WIP]"
+    )
+    assert said(request) == ["We went camping with the kids last weekend! [WIP]"]
+    alone = session("Melanie: The kids loved the lake so much.\n\n[shares a photo of a lake]")
+    assert said(alone) == ["The kids loved the lake so much."]
 
 
 def test_uncapitalised_chat_sentences_are_split_and_each_opens_with_a_capital() -> None:
