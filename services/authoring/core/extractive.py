@@ -434,23 +434,6 @@ def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
     )
 
 
-# A lower-case word after a sentence's end inside one kept sentence ("can't sleep. third
-# night shift in a row"): chat that never capitalises. Abbreviations do not end a sentence.
-_LOWER_AFTER_STOP: Final = re.compile(r"\b(?P<word>\w+)(?P<stop>[.!?]) (?P<next>[a-z])")
-_ABBREVIATIONS: Final = frozenset({"e.g", "g", "i.e", "e", "etc", "vs", "approx", "cf", "al", "ca"})
-
-
-def _sentences_capitalised(text: str) -> str:
-    """`text` with each sentence inside it opening with a capital."""
-
-    def capital(match: re.Match[str]) -> str:
-        if match.group("word").lower() in _ABBREVIATIONS or len(match.group("word")) == 1:
-            return match.group(0)
-        return f"{match.group('word')}{match.group('stop')} {match.group('next').upper()}"
-
-    return _LOWER_AFTER_STOP.sub(capital, text)
-
-
 def _with_elided_i(sentence: str, proper: Collection[str]) -> str | None:
     """`sentence` with the "I" that chat dropped put back, or None when it has its subject."""
     words = sentence.split(maxsplit=3)
@@ -517,7 +500,7 @@ def _frame(
             verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence, proper))
     clause = _dated(clause.rstrip(" .!;:,"), when)
-    content = _sentences_capitalised(_cap(f"{lead} {clause}".strip()) + ".")
+    content = _cap(f"{lead} {clause}".strip()) + "."
     if memory_type == "want":
         content += _WANT_FOLLOW_UP
     return content, clause
