@@ -1,8 +1,10 @@
 """Composing drawers from raw sessions: the compose job, the dry run, and the walkback.
 
 One session at a time: its chunks are read from the corpus tier, the store's invoker is run
-with the active prompt, its output goes through `parse_output` (all-or-nothing structure),
-every proposal through `validate_draft`, and the valid ones are written through the retrieval
+with the active prompt, its output goes through `finished_output` (`parse_output`'s
+all-or-nothing structure, then the post-processing every invoker's drafts share: stage
+directions out, relative times dated, the speaker of the cited chunks), every proposal
+through `validate_draft`, and the valid ones are written through the retrieval
 tier with `derived_from` arcs to the chunks they cite, a session descriptor, and provenance
 (prompt version, invoker, model, job). A session whose output is malformed fails alone and
 writes nothing; the job goes on with the others.
@@ -34,8 +36,8 @@ from services.authoring.core import (
     DraftProposal,
     ExtractiveInvoker,
     Invoker,
+    finished_output,
     normalise_space,
-    parse_output,
 )
 from services.authoring.deps import WING_SAMPLE, AuthoringDeps
 from services.authoring.invokers import ProviderSpec, build_invoker
@@ -253,7 +255,7 @@ async def draft_session(
     )
     text = await invoker.compose(request)
     by_id = {c.id: c for c in chunks}
-    parsed = parse_output(text, mode=mode, chunk_ids=by_id.keys())
+    parsed = finished_output(text, mode=mode, chunks=request.chunks)
     out = SessionDrafts(session_id)
     for problem in parsed.problems:
         out.rejected.append(authoring_pb2.RejectedDraft(reason=problem))

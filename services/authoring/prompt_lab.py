@@ -20,7 +20,7 @@ from services.authoring.core import (
     ComposeChunk,
     ComposeInput,
     diff_prompts,
-    parse_output,
+    finished_output,
 )
 from services.authoring.deps import AuthoringDeps
 from services.authoring.invokers import ProviderSpec, key_provider
@@ -165,7 +165,7 @@ async def smoke_test(
                     mode=mode,
                 )
             )
-            parsed = parse_output(text, mode=mode, chunk_ids={c.chunk_id for c in _SMOKE_CHUNKS})
+            parsed = finished_output(text, mode=mode, chunks=_SMOKE_CHUNKS)
             drafts = [proposal_preview(p) for p in parsed.drafts]
             ok = True
             message = (

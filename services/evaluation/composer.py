@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from services.authoring.core import ComposeChunk, ComposeInput, DraftProposal, parse_output
+from services.authoring.core import ComposeChunk, ComposeInput, DraftProposal, finished_output
 from services.authoring.core.rules import CANONICAL_TYPES
 
 Compose = Callable[[ComposeInput], Awaitable[str]]
@@ -216,11 +216,7 @@ async def run_composer_set(sessions: Sequence[ComposerSession], compose: Compose
     problems = 0
     for session in sessions:
         request = session.compose_input()
-        parsed = parse_output(
-            await compose(request),
-            mode=session.mode,
-            chunk_ids={c.chunk_id for c in request.chunks},
-        )
+        parsed = finished_output(await compose(request), mode=session.mode, chunks=request.chunks)
         problems += len(parsed.problems)
         score_session(session, parsed.drafts, tally)
     return {

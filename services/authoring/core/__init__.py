@@ -19,6 +19,7 @@ from services.authoring.core.extractive import (
     compose_json,
     extract_drafts,
 )
+from services.authoring.core.finishing import finish_draft, finished_output
 from services.authoring.core.invoker import (
     ComposeChunk,
     ComposeInput,
@@ -72,6 +73,8 @@ __all__ = [
     "default_prompt",
     "diff_prompts",
     "extract_drafts",
+    "finish_draft",
+    "finished_output",
     "normalise_space",
     "parse_output",
     "render_session",

@@ -58,6 +58,7 @@ from services.authoring.core._text import (
     split_sentences,
     third_person,
 )
+from services.authoring.core.finishing import dated, without_stage_directions
 from services.authoring.core.invoker import ComposeChunk, ComposeInput, DraftProposal
 from services.authoring.core.rules import (
     CANONICAL_TYPES,
@@ -119,10 +120,6 @@ _FILLER: Final = re.compile(
 )
 _IMPERATIVE: Final = re.compile(
     r"^(?:please\s+)?(?P<cue>always|never|do not|don't|make sure to|be sure to)\s+(?P<rest>.+)$",
-    _CUE,
-)
-_RELATIVE_TIME: Final = re.compile(
-    r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend))\b",
     _CUE,
 )
 
@@ -371,16 +368,13 @@ _OPTION_LINE: Final = re.compile(
 )
 
 
-_STAGE_DIRECTION: Final = re.compile(r"\[[a-z][^\[\]]*\][.!]?")
-
-
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
     if sentence.endswith("?") or _CODE.search(sentence) or _OPTION_LINE.match(sentence):
         return None
     # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
-    sentence = normalise_space(_STAGE_DIRECTION.sub(" ", sentence))
+    sentence = without_stage_directions(sentence)
     sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence):
@@ -458,13 +452,6 @@ def _done_opener(sentence: str, proper: Collection[str]) -> bool:
     return bool(_DONE_OPENER.match(sentence)) and first not in proper and first not in _STATE_WORDS
 
 
-def _dated(clause: str, when: datetime | None) -> str:
-    """A clause that says "yesterday" or "next week" keeps the day it was said on."""
-    if when is not None and _RELATIVE_TIME.search(clause):
-        return f"{clause} (as of {when.date().isoformat()})"
-    return clause
-
-
 def _frame(
     sentence: str,
     memory_type: str,
@@ -499,7 +486,7 @@ def _frame(
         if memory_type == "decision" and _REPORTED_DECISION.search(sentence):
             verb = "recorded that"  # "… we decided …" inside: reported, not decided twice
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(sentence, proper))
-    clause = _dated(clause.rstrip(" .!;:,"), when)
+    clause = dated(clause.rstrip(" .!;:,"), when)
     content = _cap(f"{lead} {clause}".strip()) + "."
     if memory_type == "want":
         content += _WANT_FOLLOW_UP
@@ -725,7 +712,7 @@ def _continued(
     """`draft` with `sentence` added, said in the third person; None when it would be too
     long (the sentence then becomes a drawer of its own)."""
     said = _in_third_person(sentence.text, sentence.turn.speaker, named=True)
-    text = _dated(said.rstrip(" .!;:,"), sentence.turn.occurred_at)
+    text = dated(said.rstrip(" .!;:,"), sentence.turn.occurred_at)
     head = draft.content
     follow_up = _WANT_FOLLOW_UP if kind == "want" and head.endswith(_WANT_FOLLOW_UP) else ""
     head = head.removesuffix(follow_up)
