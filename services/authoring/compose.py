@@ -178,7 +178,7 @@ def source_excerpts(texts: Sequence[str]) -> list[str]:
     excerpts: list[str] = []
     left = MAX_EXCERPTS_CHARS
     for text in texts:
-        text = " ".join(text.split())
+        text = normalise_space(text)
         limit = min(MAX_EXCERPT_CHARS, left)
         if len(text) > limit:
             text = text[:limit].rsplit(" ", 1)[0] if limit else ""

@@ -18,10 +18,10 @@ from engram.v1 import common_pb2, retrieval_pb2
 
 from services.embedder.client import EmbedderClient
 from services.retrieval.core import bumped_salience
+from services.retrieval.core.excerpts import excerpt_problem
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.records import content_hash, to_datetime, to_timestamp
 from services.runtime.errors import InvalidInput, NotFound
-from services.vocabulary import MAX_EXCERPT_CHARS, MAX_EXCERPTS_CHARS
 from services.vocabulary.enums import PIN_NAMES
 
 DRAWER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
@@ -61,20 +61,9 @@ def check_drawer(drawer: common_pb2.Drawer, where: str) -> None:
 
 
 def _check_excerpts(drawer: common_pb2.Drawer, where: str) -> None:
-    lengths = [len(arc.excerpt) for arc in drawer.derived_from]
-    for index, length in enumerate(lengths):
-        if length > MAX_EXCERPT_CHARS:
-            raise InvalidInput(
-                f"{where}: derived_from[{index}].excerpt is {length} characters; an excerpt of "
-                f"the chunk a drawer was made from holds at most {MAX_EXCERPT_CHARS}",
-                field="derived_from.excerpt",
-            )
-    if sum(lengths) > MAX_EXCERPTS_CHARS:
-        raise InvalidInput(
-            f"{where}: the derived_from excerpts hold {sum(lengths)} characters; a drawer's "
-            f"hold at most {MAX_EXCERPTS_CHARS} in all",
-            field="derived_from.excerpt",
-        )
+    problem = excerpt_problem(drawer.derived_from)
+    if problem is not None:
+        raise InvalidInput(f"{where}: {problem}", field="derived_from.excerpt")
 
 
 def prepare(drawer: common_pb2.Drawer, now: datetime, initial_salience: float) -> common_pb2.Drawer:

@@ -52,9 +52,9 @@ class SentenceTypeModel(LinearTextClassifier):
         argmax: among its ten types a pooled rule would keep 30 of the validation split's 63
         chatter and proposal sentences instead of 9, for 7 more of 630 memories kept
         (docs/decisions/0014)."""
-        probabilities = self.probabilities(text, vector)
         if self.library != COMPANION_MODE:
-            return max(self.labels, key=lambda label: probabilities[label])
+            return self.predict(text, vector)[0]
+        probabilities = self.probabilities(text, vector)
         if probabilities[NOT_A_MEMORY] > 0.5:
             return NOT_A_MEMORY
         kinds = (label for label in self.labels if label != NOT_A_MEMORY)

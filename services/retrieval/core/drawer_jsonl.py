@@ -35,6 +35,7 @@ from engram.v1 import common_pb2
 from google.protobuf import json_format
 
 from services.retrieval.core.constants import SALIENCE_CAP, SALIENCE_FLOOR
+from services.retrieval.core.excerpts import excerpt_problem
 
 Drawer = common_pb2.Drawer
 
@@ -207,6 +208,9 @@ def _problems(drawer: Drawer, max_content_chars: int | None) -> list[str]:
     for index, arc in enumerate(drawer.derived_from):
         if not arc.raw_chunk_id or not arc.session_id:
             problems.append(f"derived_from[{index}] needs both raw_chunk_id and session_id")
+    excerpts = excerpt_problem(drawer.derived_from)
+    if excerpts is not None:
+        problems.append(excerpts)
     return problems
 
 

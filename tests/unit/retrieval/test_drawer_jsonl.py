@@ -183,6 +183,14 @@ def test_content_over_the_writers_limit_is_an_error() -> None:
     assert parse_lines([minimal_line(content="x" * 10)], max_content_chars=10).ok
 
 
+def test_an_imported_drawer_carries_no_more_source_excerpt_than_a_written_one() -> None:
+    arc = {"raw_chunk_id": "r-1", "session_id": "s-1", "excerpt": "x" * 2_001}
+    result = parse_lines([minimal_line(derived_from=[arc])])
+    assert "derived_from[0].excerpt is 2001 characters" in only_error(result)
+    fits = {**arc, "excerpt": "x" * 2_000}
+    assert parse_lines([minimal_line(derived_from=[fits])]).ok
+
+
 # ---------------------------------------------------------------- import validation
 
 
