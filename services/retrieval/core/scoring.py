@@ -72,6 +72,7 @@ from services.retrieval.core.constants import (
     DEPRECATED_FACTOR,
     DIARY_PENALTY,
     KEYWORD_BOOST,
+    NARRATIVE_GATHER_SHARE,
     NARRATIVE_REPEAT_FACTOR,
     PINNED_FACTOR,
     RANKER_COSINE,
@@ -88,7 +89,7 @@ from services.retrieval.core.constants import (
 )
 from services.retrieval.core.dampening import DampeningProfile, SignalDampening, confidence_level
 from services.retrieval.core.salience import effective_salience, salience_weight
-from services.retrieval.core.topical import TopicalMember, neighbourhoods
+from services.retrieval.core.topical import TopicalMember, neighbourhoods, topic_mates
 from services.runtime.fusion import (
     fused_relevance,
     keyword_coverage,
@@ -266,6 +267,9 @@ class Ranking:
     below_floor: tuple[str, ...]  # ids dropped for similarity < SIMILARITY_FLOOR
     excluded_deprecated: tuple[str, ...]  # ids left out by pin status
     intent_weights: tuple[tuple[str, float], ...] = ()  # the mixture scored with, if soft
+    # Each candidate's topic mates (same room and topic tag; full ranker only): what a
+    # narrative set gathers (core.topical.topic_mates).
+    topic_mates: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def lifted(self) -> int:
@@ -555,8 +559,10 @@ def rank(
     )
     factors = _QueryFactors(library, weights, ctx.ranker == RANKER_FULL)
     scored = [_score_one(c, ctx, factors, intent, profile, scale) for c in pool]
+    mates: Mapping[str, frozenset[str]] = {}
     if ctx.ranker == RANKER_FULL:
         members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
+        mates = topic_mates(members)
         scored = _share_evidence(scored, neighbourhoods(members, vectors), library)
     scored.sort(key=lambda s: (-s.final_score, s.id))
     return Ranking(
@@ -570,6 +576,7 @@ def rank(
         intent_weights=tuple(sorted(weights.items(), key=lambda kv: -kv[1]))
         if ctx.intent_weights is not None
         else (),
+        topic_mates=mates,
     )
 
 
@@ -580,7 +587,8 @@ def select(
 
     `min_score` set: a floor on final_score. Unset: silence unless the best standing
     relevance reaches the mode's floor (`DEFAULT_MIN_RELEVANCE`); then every result standing
-    within `RESULT_RELEVANCE_MARGIN` of it. Unset n_results takes the
+    within `RESULT_RELEVANCE_MARGIN` of it, or, where the answer is a narrative set (companion,
+    full ranker), the set filled from the whole ranking. Unset n_results takes the
     mode's default (companion: 5). An empty list means nothing cleared the floor: silence is
     the answer, not the loudest near-miss.
     """
@@ -592,31 +600,56 @@ def select(
         best = max((s.breakdown.standing_relevance for s in ranking.ranked), default=-math.inf)
         if best < floor:
             return []
-        lowest = floor - RESULT_RELEVANCE_MARGIN
-        kept = [s for s in ranking.ranked if s.breakdown.standing_relevance >= lowest]
+        if library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL:
+            kept = list(ranking.ranked)
+        else:
+            lowest = floor - RESULT_RELEVANCE_MARGIN
+            kept = [s for s in ranking.ranked if s.breakdown.standing_relevance >= lowest]
     elif math.isnan(min_score):
         raise ValueError("min_score is NaN: pass a number or leave it unset for the default")
     else:
         kept = [s for s in ranking.ranked if s.final_score >= min_score]
     if library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL:
-        return narrative_set(kept, limit)
+        return narrative_set(kept, limit, ranking.topic_mates)
     return kept[:limit]
 
 
-def narrative_set(ranked: list[ScoredCandidate], limit: int) -> list[ScoredCandidate]:
-    """A set spanning the speech acts: filled greedily, each drawer of a type already chosen
-    scaling a candidate's score by NARRATIVE_REPEAT_FACTOR. The first pick is the best."""
+def narrative_set(
+    ranked: list[ScoredCandidate],
+    limit: int,
+    topic_mates: Mapping[str, frozenset[str]] | None = None,
+) -> list[ScoredCandidate]:
+    """A set spanning the speech acts, filled greedily; the first pick is the best.
+
+    Each drawer of a type already chosen scales a candidate's score by
+    NARRATIVE_REPEAT_FACTOR. A candidate that shares room and topic tag (`topic_mates`) with
+    a chosen drawer of another speech act is gathered with it: it stands on at least
+    NARRATIVE_GATHER_SHARE of that drawer's score, so the set tells the chosen memory's
+    story (the date, the want and the worry of one event) before it reaches for other
+    topics. Mates of one speech act are not gathered: with uniform types nothing moves.
+    """
+    links = topic_mates or {}
     chosen: list[ScoredCandidate] = []
     remaining = list(ranked)
     counts: dict[str, int] = {}
+    gathered: dict[str, float] = {}  # candidate id -> the score it stands on
     while remaining and len(chosen) < limit:
 
         def adjusted(item: ScoredCandidate) -> float:
+            score = max(item.final_score, gathered.get(item.id, -math.inf))
             shrink = NARRATIVE_REPEAT_FACTOR ** counts.get(item.candidate.memory_type, 0)
-            return item.final_score - (1.0 - shrink) * abs(item.final_score)
+            return score - (1.0 - shrink) * abs(score)
 
         best = max(remaining, key=adjusted)  # max keeps the first of equals: ranked order
         remaining.remove(best)
         chosen.append(best)
         counts[best.candidate.memory_type] = counts.get(best.candidate.memory_type, 0) + 1
+        lent = NARRATIVE_GATHER_SHARE * max(best.final_score, gathered.get(best.id, -math.inf))
+        for item in remaining:
+            if (
+                item.id in links.get(best.id, ())
+                and item.candidate.memory_type != best.candidate.memory_type
+                and lent > gathered.get(item.id, -math.inf)
+            ):
+                gathered[item.id] = lent
     return chosen

@@ -40,6 +40,19 @@ def _wings_allow(a: TopicalMember, b: TopicalMember) -> bool:
     return not a.wing or not b.wing or a.wing == b.wing
 
 
+def topic_mates(members: Sequence[TopicalMember]) -> dict[str, frozenset[str]]:
+    """Each member's neighbours by the author's tags alone: the others in its room that carry
+    its (non-empty) topic tag."""
+    tagged: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for member in members:
+        if member.room and member.topic:
+            tagged[(member.room, member.topic)].add(member.id)
+    return {
+        m.id: frozenset(tagged.get((m.room, m.topic), set()) - {m.id}) if m.topic else frozenset()
+        for m in members
+    }
+
+
 def neighbourhoods(
     members: Sequence[TopicalMember],
     vectors: Mapping[str, npt.NDArray[np.floating]] | None = None,
@@ -47,14 +60,7 @@ def neighbourhoods(
     threshold: float = NEIGHBOUR_COSINE,
 ) -> dict[str, frozenset[str]]:
     """Each member's neighbours (never itself). Members without a vector join by tags only."""
-    links: dict[str, set[str]] = {m.id: set() for m in members}
-    tagged: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for member in members:
-        if member.room and member.topic:
-            tagged[(member.room, member.topic)].add(member.id)
-    for group in tagged.values():
-        for member_id in group:
-            links[member_id].update(group - {member_id})
+    links: dict[str, set[str]] = {m: set(mates) for m, mates in topic_mates(members).items()}
     if vectors:
         present = [m for m in members if m.id in vectors]
         if len(present) > 1:

@@ -510,18 +510,31 @@ def test_default_floor_silences_a_query_nothing_answers(mode: str) -> None:
     assert select(rank(pool, ctx(mode=mode))) == [], "best relevance under the floor: silence"
 
 
-@pytest.mark.parametrize("mode", ["default", "companion"])
-def test_default_floor_keeps_results_within_the_margin_once_answered(mode: str) -> None:
+def test_default_floor_keeps_results_within_the_margin_once_answered() -> None:
     # The best clears the floor, so the query is answered; supporting results may stand up
     # to RESULT_RELEVANCE_MARGIN (0.15) under it; anything further is cut.
-    floor = default_min_relevance(mode)
-    memory_type = "want" if mode == "companion" else "decision"
+    floor = default_min_relevance("default")
     pool = [
-        cand("best", floor + 0.05, memory_type),
-        cand("support", floor - 0.10, memory_type),
-        cand("noise", floor - 0.20, memory_type),
+        cand("best", floor + 0.05),
+        cand("support", floor - 0.10),
+        cand("noise", floor - 0.20),
     ]
-    assert ids(select(rank(pool, ctx(mode=mode)))) == ["best", "support"]
+    assert ids(select(rank(pool, ctx()))) == ["best", "support"]
+
+
+def test_an_answered_companion_query_gets_its_whole_narrative_set() -> None:
+    # The floor decides whether anything answers; once it does, a narrative set's supporting
+    # memories are not cut by their own relevance (they are rightly less like the question).
+    floor = default_min_relevance("companion")
+    pool = [
+        cand("best", floor + 0.05, "want"),
+        cand("support", floor - 0.10, "observation"),
+        cand("far", floor - 0.40, "preference"),
+    ]
+    chosen = select(rank(pool, ctx(mode="companion")))
+    assert ids(chosen)[0] == "best" and set(ids(chosen)) == {"best", "support", "far"}, ids(chosen)
+    hybrid = select(rank(pool, ctx(mode="companion", ranker="hybrid")))
+    assert ids(hybrid) == ["best", "support"], "a plain ranker keeps the margin: no set to fill"
 
 
 def test_negative_n_results_is_refused() -> None:
@@ -691,3 +704,45 @@ def test_a_companion_set_spans_the_speech_acts() -> None:
     chosen = select(rank(pool, ctx("general", mode="companion")), n_results=3, min_score=-1.0)
     assert ids(chosen)[0] == "w1", "the best drawer always comes first"
     assert set(ids(chosen)) == {"w1", "p", "o"}, ids(chosen)
+
+
+def story_cand(id: str, sim: float, memory_type: str, topic: str) -> Candidate:
+    return replace(cand(id, sim, memory_type, room="life/wedding"), topic=topic)
+
+
+def test_a_narrative_set_gathers_the_topic_of_its_best_memory() -> None:
+    # The best memory is the wedding date (an observation). Its topic also holds a want (the
+    # toast) and an opinion (the venue) that echo the question far less than an unrelated
+    # preference does; the set tells the wedding's story first.
+    pool = [
+        story_cand("date", 0.80, "observation", "sister-wedding"),
+        story_cand("unrelated", 0.55, "preference", "coffee"),
+        story_cand("toast", 0.20, "want", "sister-wedding"),
+        story_cand("venue", 0.15, "opinion", "sister-wedding"),
+    ]
+    chosen = select(rank(pool, ctx("general", mode="companion")), n_results=3, min_score=-1.0)
+    assert ids(chosen)[0] == "date", "the best drawer always comes first"
+    assert set(ids(chosen)) == {"date", "toast", "venue"}, ids(chosen)
+    untagged = [replace(c, topic="") for c in pool]
+    plain = select(rank(untagged, ctx("general", mode="companion")), n_results=3, min_score=-1.0)
+    assert "unrelated" in ids(plain), "without a shared topic nothing is gathered"
+
+
+def test_a_narrative_set_does_not_gather_neighbours_of_the_same_speech_act() -> None:
+    # Uniform types: the set is the ranking, topics or not (the no-op guarantee).
+    pool = [
+        story_cand("a", 0.80, "observation", "sister-wedding"),
+        story_cand("b", 0.55, "observation", "coffee"),
+        story_cand("c", 0.20, "observation", "sister-wedding"),
+    ]
+    ranking = rank(pool, ctx("general", mode="companion"))
+    assert ids(select(ranking, n_results=3, min_score=-1.0)) == ids(ranking.ranked)
+
+
+def test_a_gathered_memory_never_ties_the_one_that_gathered_it() -> None:
+    pool = [
+        story_cand("date", 0.80, "observation", "sister-wedding"),
+        story_cand("toast", 0.10, "want", "sister-wedding"),
+    ]
+    chosen = select(rank(pool, ctx("general", mode="companion")), n_results=2, min_score=-1.0)
+    assert ids(chosen) == ["date", "toast"]
