@@ -165,19 +165,27 @@ def fit_softmax(
     l2: float,
     iterations: int = 2000,
     learning_rate: float = 0.5,
+    sample_weights: Sequence[float] | None = None,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Multinomial logistic regression by full-batch gradient descent from zero weights:
-    deterministic for the same inputs. Returns (weights, bias)."""
+    deterministic for the same inputs. Returns (weights, bias). `sample_weights` (default
+    1 each) count a row as that many copies of itself."""
     n, d = features.shape
     weights = np.zeros((d, classes))
     bias = np.zeros(classes)
     targets = np.eye(classes)[np.asarray(labels)]
+    share: float | npt.NDArray[np.float64] = 1.0 / n
+    if sample_weights is not None:
+        counted = np.asarray(sample_weights, dtype=np.float64)
+        if counted.shape != (n,) or not (counted > 0).all():
+            raise ValueError(f"sample_weights must be {n} positive numbers")
+        share = (counted / counted.sum())[:, np.newaxis]
     for _ in range(iterations):
         logits = features @ weights + bias
         logits -= logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
         probs = exp / exp.sum(axis=1, keepdims=True)
-        gradient = (probs - targets) / n
+        gradient = (probs - targets) * share
         weights -= learning_rate * (features.T @ gradient + l2 * weights)
         bias -= learning_rate * gradient.sum(axis=0)
     return weights, bias
@@ -191,8 +199,10 @@ def fit_classifier(
     *,
     l2: float,
     min_term_texts: int,
+    sample_weights: Sequence[float] | None = None,
 ) -> tuple[tuple[str, ...], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """(vocabulary, weights, bias) of a classifier fitted to labelled texts."""
+    """(vocabulary, weights, bias) of a classifier fitted to labelled texts. The vocabulary
+    counts each text once whatever its weight."""
     vectors = np.asarray(vectors, dtype=np.float64)
     vocabulary = learn_vocabulary(texts, min_term_texts)
     scaffold = LinearTextClassifier(
@@ -204,5 +214,7 @@ def fit_classifier(
     )
     features = np.stack([scaffold.features(t, v) for t, v in zip(texts, vectors, strict=True)])
     targets = [label_names.index(label) for label in labels]
-    weights, bias = fit_softmax(features, targets, len(label_names), l2=l2)
+    weights, bias = fit_softmax(
+        features, targets, len(label_names), l2=l2, sample_weights=sample_weights
+    )
     return vocabulary, weights, bias

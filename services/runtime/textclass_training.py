@@ -33,6 +33,7 @@ class LabelledText:
     text: str
     label: str
     split: str
+    weight: float = 1.0  # counts as this many rows in training
 
 
 def data_files(library: str, data_dir: Path) -> list[Path]:
@@ -85,9 +86,11 @@ def train_classifier(
     validation = [r for r in rows if r.split == "validation"]
     texts = [r.text for r in train_rows]
     vectors = np.asarray(embed(texts), dtype=np.float64)
+    weighted = any(r.weight != 1.0 for r in train_rows)
     vocabulary, weights, bias = fit_classifier(
         texts, vectors, [r.label for r in train_rows], labels, l2=l2,
         min_term_texts=min_term_texts,
+        sample_weights=[r.weight for r in train_rows] if weighted else None,
     )  # fmt: skip
     metadata: dict[str, Any] = {
         "data_files": [p.name for p in files],

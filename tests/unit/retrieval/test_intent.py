@@ -8,7 +8,13 @@ import pytest
 
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
 from services.retrieval.core.intent import IntentModel, load_intent_model
-from services.retrieval.intent_training import data_files, load_queries
+from services.retrieval.intent_training import (
+    THESIS_QUERY_WEIGHT,
+    data_files,
+    load_queries,
+    thesis_files,
+    thesis_queries,
+)
 from services.runtime.textclass_training import data_digest
 from services.vocabulary import library_for
 
@@ -93,7 +99,8 @@ def test_the_shipped_model_is_trained_on_the_current_labelled_data(library: str)
     shipped = load_intent_model(library).metadata["data_sha256"]
     current = data_digest(data_files(library))
     assert shipped == current, (
-        f"eval/sets/intent changed since the {library} intent model was trained: "
+        f"eval/sets/intent (or, for companion, eval/sets/thesis) changed since the {library} "
+        "intent model was trained: "
         "run `engram intent-model train` and commit the model"
     )
 
@@ -110,3 +117,12 @@ def test_the_labelled_sets_are_large_and_split(library: str) -> None:
     validation_texts = {q.text.lower() for q in queries if q.split == "validation"}
     train_texts = {q.text.lower() for q in queries if q.split == "train"}
     assert not validation_texts & train_texts, "a validation query is also a training query"
+
+
+def test_thesis_queries_train_only_the_libraries_they_were_measured_to_help() -> None:
+    companion = thesis_queries("companion")
+    assert len(companion) >= 200, "the companion thesis sets' labelled queries"
+    assert {q.split for q in companion} == {"train"}, "a thesis query is never validation"
+    assert {q.weight for q in companion} == {THESIS_QUERY_WEIGHT["companion"]}
+    assert set(thesis_files("companion")) <= set(data_files("companion")), "in the digest"
+    assert thesis_queries("default") == [] and thesis_files("default") == []

@@ -39,6 +39,20 @@ def test_fit_softmax_separates_a_toy_problem_deterministically() -> None:
     assert predicted == labels, f"expected {labels}, got {predicted}"
 
 
+def test_a_sample_weight_counts_a_row_as_that_many_copies() -> None:
+    features = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    weighted, weighted_bias = fit_softmax(
+        features, [0, 1, 1], 2, l2=1e-3, iterations=300, sample_weights=[1.0, 1.0, 3.0]
+    )
+    copied, copied_bias = fit_softmax(
+        features[[0, 1, 2, 2, 2]], [0, 1, 1, 1, 1], 2, l2=1e-3, iterations=300
+    )
+    assert np.allclose(weighted, copied) and np.allclose(weighted_bias, copied_bias)
+    for bad in ([1.0, 1.0], [1.0, 0.0, 1.0], [1.0, float("nan"), 1.0]):
+        with pytest.raises(ValueError, match="3 positive numbers"):
+            fit_softmax(features, [0, 1, 1], 2, l2=1e-3, iterations=1, sample_weights=bad)
+
+
 def test_fit_classifier_learns_words_and_predicts_them() -> None:
     texts = ["the build crashed", "crashed again on start", "we plan the launch", "plan q3"]
     labels = ["bug", "bug", "plan", "plan"]
