@@ -26,6 +26,7 @@ from services.authoring.core.rules import check_pinned_change, signing_hint
 from services.authoring.deps import AuthoringDeps
 from services.runtime.errors import InvalidInput, NotFound, PermissionDenied
 from services.runtime.grpc_client import call
+from services.vocabulary import new_drawer_id
 from services.vocabulary.enums import PIN_NAMES, PIN_VALUES
 
 MAX_REASON_CHARS = 500
@@ -251,6 +252,9 @@ async def add_drawer(
         return authoring_pb2.WriteDrawerResponse(
             drawer=check.duplicate, duplicate=True, warnings=validation.warnings, links=links
         )
+    # Named here, not by the retrieval tier: a write retried after a lost answer (the channel
+    # retries UNAVAILABLE) then upserts this drawer instead of adding a second one.
+    drawer.id = new_drawer_id()
     (written,) = await index(deps, store, [drawer])
     state = await deps.state(store)
     changes = {"memory_type": written.memory_type, "room": written.room}

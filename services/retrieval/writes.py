@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -22,15 +21,12 @@ from services.retrieval.core.excerpts import excerpt_problem
 from services.retrieval.pool import DrawerPool
 from services.retrieval.pool.records import content_hash, to_datetime, to_timestamp
 from services.runtime.errors import InvalidInput, NotFound
+from services.vocabulary import new_drawer_id
 from services.vocabulary.enums import PIN_NAMES
 
 DRAWER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 MAX_CONTENT_CHARS = 16_384
 MAX_INDEX_BATCH = 1024
-
-
-def new_drawer_id() -> str:
-    return f"d_{uuid.uuid4().hex}"
 
 
 def check_drawer(drawer: common_pb2.Drawer, where: str) -> None:

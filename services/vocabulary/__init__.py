@@ -33,6 +33,7 @@ from services.vocabulary.names import (
     TIER_READ,
     TIER_WRITE,
     TIERS,
+    new_drawer_id,
 )
 
 __all__ = [
@@ -60,4 +61,5 @@ __all__ = [
     "V2_TYPES",
     "TypeLibrary",
     "library_for",
+    "new_drawer_id",
 ]

@@ -6,6 +6,7 @@ and from the proto enums at the edges.
 
 from __future__ import annotations
 
+import uuid
 from typing import Final
 
 # ---------------------------------------------------------------- pin status
@@ -43,3 +44,12 @@ AUTHORITY_TIERS: Final = (
 # (DerivedFromArc.excerpt): authoring cuts them to these sizes, retrieval refuses longer.
 MAX_EXCERPT_CHARS: Final = 2_000  # one arc
 MAX_EXCERPTS_CHARS: Final = 8_000  # all of a drawer's arcs
+
+# ---------------------------------------------------------------- drawer ids
+
+
+def new_drawer_id() -> str:
+    """A fresh drawer id. The writer names it before the write, so a write retried after a
+    lost answer (a tier killed between committing and answering) upserts the same drawer
+    instead of adding a second one."""
+    return f"d_{uuid.uuid4().hex}"

@@ -213,6 +213,30 @@ async def test_near_duplicates_return_the_existing_drawer(stack: Stack) -> None:
     assert await stack.count() == 2
 
 
+async def test_a_write_replayed_after_a_lost_answer_stores_one_drawer(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The retrieval tier committed the drawer and died before answering; the channel's retry
+    # policy (UNAVAILABLE) sends the same IndexDrawers request again. The drawer's id is named
+    # by the writer, so the replay upserts it instead of adding a second drawer.
+    sent: list[retrieval_pb2.IndexDrawersRequest] = []
+    deliver = stack.deps.retrieval.IndexDrawers
+
+    async def committed_then_replayed(
+        request: retrieval_pb2.IndexDrawersRequest, **kwargs: object
+    ) -> retrieval_pb2.IndexDrawersResponse:
+        sent.append(request)
+        await deliver(request, **kwargs)  # committed; its answer is lost
+        return await deliver(request, **kwargs)  # the retry, byte for byte
+
+    monkeypatch.setattr(stack.deps.retrieval, "IndexDrawers", committed_then_replayed)
+    written = await add(stack)
+    assert [d.id for r in sent for d in r.drawers] == [written.drawer.id], (
+        "the write must name its drawer before sending it"
+    )
+    assert await stack.count() == 1, "a replayed write added a second drawer"
+
+
 async def test_a_signature_on_a_direct_drafts_is_refused(stack: Stack) -> None:
     message = await refused(
         add(stack, signature=SIGNATURE), grpc.StatusCode.INVALID_ARGUMENT, stack, 0
