@@ -137,10 +137,10 @@ RESULT_RELEVANCE_MARGIN: Final = 0.15
 # filled greedily. The best drawer always comes first; only the rest of the set is spread.
 NARRATIVE_REPEAT_FACTOR: Final = 0.8
 
-# A narrative set gathers the topic of what it has chosen: a topical neighbour (same room and
-# topic tag, or a near restatement; core.topical) of a chosen drawer of another speech act
-# stands on at least this share of that drawer's score. Below 1, so a gathered memory never
-# ties the one it was gathered by.
+# A narrative set gathers the topic of what it has chosen: a topic mate (same room and topic
+# tag; core.topical.topic_mates) of a chosen drawer of another speech act stands on at least
+# this share of that drawer's score. Below 1, so a gathered memory never ties the one it was
+# gathered by (decision 0028).
 NARRATIVE_GATHER_SHARE: Final = 0.9
 
 # ---------------------------------------------------------------- pin status and topics
