@@ -70,6 +70,20 @@ async def test_companion_sets_are_answered_and_ordered(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dataset", "least"), [("companion_c.json", 0.53), ("companion_d.json", 0.68)]
+)
+async def test_a_narrative_set_tells_its_topic(
+    target: InProcessTarget, dataset: str, least: float
+) -> None:
+    # The sets whose topics are tagged as operators tag them (decision 0028): a set gathers
+    # the topic of its best memory (c 0.51 and d 0.66 without it).
+    full = (await _rankers(target, OWN / dataset))["full"]
+    assert full["narrative_set_recall_at_5"] >= least, full["narrative_set_recall_at_5"]
+    assert full["narrative_set_recall_at_5_floor"] >= least - 0.1, full
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["dev_default.json", "dev_companion.json"])
 async def test_shared_dev_sets_as_a_check(target: InProcessTarget, dataset: str) -> None:
     rankers = await _rankers(target, SHARED / dataset)
