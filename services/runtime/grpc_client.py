@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 
 import grpc
+from engram.v1 import authoring_pb2, corpus_pb2, embedder_pb2, options_pb2, retrieval_pb2
 from google.rpc import error_details_pb2, status_pb2
 
 from services.runtime.errors import EngramError, Overloaded, error_from_code, error_from_grpc
@@ -40,23 +42,39 @@ class ClientPolicy:
     max_reconnect_backoff_s: float = 2.0
 
 
+@cache
+def replay_unsafe_methods() -> tuple[tuple[str, str], ...]:
+    """(service, method) of every tier RPC the protos mark `replay_unsafe`: sent again after
+    a lost answer it would do its work twice, so no channel retries it."""
+    found = [
+        (service.full_name, method.name)
+        for module in (authoring_pb2, corpus_pb2, embedder_pb2, retrieval_pb2)
+        for service in module.DESCRIPTOR.services_by_name.values()
+        for method in service.methods
+        if method.GetOptions().Extensions[options_pb2.replay_unsafe]
+    ]
+    return tuple(sorted(found))
+
+
 def _service_config(policy: ClientPolicy) -> str:
-    return json.dumps(
-        {
-            "methodConfig": [
-                {
-                    "name": [{}],  # every service and method on this channel
-                    "retryPolicy": {
-                        "maxAttempts": policy.max_attempts,
-                        "initialBackoff": f"{policy.initial_backoff_s}s",
-                        "maxBackoff": f"{policy.max_backoff_s}s",
-                        "backoffMultiplier": policy.backoff_multiplier,
-                        "retryableStatusCodes": ["UNAVAILABLE"],
-                    },
-                }
-            ]
-        }
-    )
+    retried = {
+        "name": [{}],  # every service and method on this channel...
+        "retryPolicy": {
+            "maxAttempts": policy.max_attempts,
+            "initialBackoff": f"{policy.initial_backoff_s}s",
+            "maxBackoff": f"{policy.max_backoff_s}s",
+            "backoffMultiplier": policy.backoff_multiplier,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        },
+    }
+    # ...but these (the most specific entry wins). gRPC still retries a call that never
+    # reached the peer, which is safe for any method.
+    not_retried = {
+        "name": [
+            {"service": service, "method": method} for service, method in replay_unsafe_methods()
+        ]
+    }
+    return json.dumps({"methodConfig": [retried, not_retried]})
 
 
 class _DefaultDeadline(

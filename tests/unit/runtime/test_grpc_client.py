@@ -9,10 +9,15 @@ from typing import Any
 
 import grpc
 import pytest
-from engram.v1 import embedder_pb2, embedder_pb2_grpc
+from engram.v1 import common_pb2, corpus_pb2, corpus_pb2_grpc, embedder_pb2, embedder_pb2_grpc
 
 from services.runtime.errors import InvalidInput, Unavailable
-from services.runtime.grpc_client import ClientPolicy, call, create_channel
+from services.runtime.grpc_client import (
+    ClientPolicy,
+    call,
+    create_channel,
+    replay_unsafe_methods,
+)
 from services.runtime.grpc_server import TierServer, build_server
 from services.runtime.settings import TierSettings
 
@@ -128,3 +133,55 @@ async def test_unknown_failure_is_internal_with_an_incident_id(
     assert "incident" in (caught.value.details() or "")
     counted = tier.metrics.requests.labels("t", "Info", "INTERNAL")._value.get()
     assert counted == 1, f"the INTERNAL call should be counted once in metrics, got {counted}"
+
+
+class ScriptedCorpus(corpus_pb2_grpc.CorpusServiceServicer):
+    """A corpus peer that answers UNAVAILABLE to the first call of every method."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def _once_unavailable(self, method: str) -> None:
+        self.calls[method] = self.calls.get(method, 0) + 1
+        if self.calls[method] == 1:
+            raise Unavailable("committed, then the answer was lost")
+
+    async def AddRawMemory(self, request: Any, context: Any) -> common_pb2.RawChunk:
+        self._once_unavailable("AddRawMemory")
+        return common_pb2.RawChunk(id="c1")
+
+    async def ListSessions(self, request: Any, context: Any) -> corpus_pb2.ListSessionsResponse:
+        self._once_unavailable("ListSessions")
+        return corpus_pb2.ListSessionsResponse()
+
+
+async def test_a_replay_unsafe_method_is_never_retried_and_the_rest_are() -> None:
+    servicer = ScriptedCorpus()
+
+    def register(server: grpc.aio.Server) -> None:
+        corpus_pb2_grpc.add_CorpusServiceServicer_to_server(servicer, server)
+
+    tier = build_server(
+        TierSettings(host="127.0.0.1", port=0), tier="t", register=register, service_names=["x"]
+    )
+    await tier.start()
+    try:
+        channel = create_channel(f"127.0.0.1:{tier.port}", ClientPolicy(initial_backoff_s=0.01))
+        stub = corpus_pb2_grpc.CorpusServiceStub(channel)
+        with pytest.raises(Unavailable):
+            await call(stub.AddRawMemory, corpus_pb2.AddRawMemoryRequest(content="x"))
+        assert servicer.calls["AddRawMemory"] == 1, "an append was sent twice"
+        await call(stub.ListSessions, corpus_pb2.ListSessionsRequest())
+        assert servicer.calls["ListSessions"] == 2, "a read was not retried"
+        await channel.close()
+    finally:
+        await tier.stop(0.1)
+
+
+def test_the_replay_unsafe_methods_come_from_the_protos() -> None:
+    assert set(replay_unsafe_methods()) == {
+        ("engram.v1.CorpusService", "AddRawMemory"),
+        ("engram.v1.CorpusService", "AddRawSession"),
+        ("engram.v1.RetrievalService", "RecordRetrieval"),
+        ("engram.v1.AuthoringService", "CreatePromptVersion"),
+    }
