@@ -4,7 +4,7 @@ statuses back into domain errors. Runs against a real in-process server built by
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -46,17 +46,21 @@ class ScriptedEmbedder(embedder_pb2_grpc.EmbedderServiceServicer):
         raise InvalidInput("texts is empty", field="texts")
 
 
-@pytest.fixture
-async def scripted() -> AsyncIterator[tuple[ScriptedEmbedder, TierServer]]:
-    servicer = ScriptedEmbedder()
-
-    def register(server: grpc.aio.Server) -> None:
-        embedder_pb2_grpc.add_EmbedderServiceServicer_to_server(servicer, server)
-
+async def _serving(register: Callable[[grpc.aio.Server], None]) -> TierServer:
+    """A started tier server on a free port, built by our factory around `register`."""
     tier = build_server(
         TierSettings(host="127.0.0.1", port=0), tier="t", register=register, service_names=["x"]
     )
     await tier.start()
+    return tier
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[tuple[ScriptedEmbedder, TierServer]]:
+    servicer = ScriptedEmbedder()
+    tier = await _serving(
+        lambda server: embedder_pb2_grpc.add_EmbedderServiceServicer_to_server(servicer, server)
+    )
     yield servicer, tier
     await tier.stop(0.1)
 
@@ -157,14 +161,9 @@ class ScriptedCorpus(corpus_pb2_grpc.CorpusServiceServicer):
 
 async def test_a_replay_unsafe_method_is_never_retried_and_the_rest_are() -> None:
     servicer = ScriptedCorpus()
-
-    def register(server: grpc.aio.Server) -> None:
-        corpus_pb2_grpc.add_CorpusServiceServicer_to_server(servicer, server)
-
-    tier = build_server(
-        TierSettings(host="127.0.0.1", port=0), tier="t", register=register, service_names=["x"]
+    tier = await _serving(
+        lambda server: corpus_pb2_grpc.add_CorpusServiceServicer_to_server(servicer, server)
     )
-    await tier.start()
     try:
         channel = create_channel(f"127.0.0.1:{tier.port}", ClientPolicy(initial_backoff_s=0.01))
         stub = corpus_pb2_grpc.CorpusServiceStub(channel)
