@@ -82,17 +82,14 @@ def load_queries(library: str) -> list[training.LabelledText]:
 
 def train(library: str, embed: training.Embed, *, fingerprint: str = "") -> IntentModel:
     """Fit the library's classifier on the training rows; validation accuracy in metadata."""
-    labels = library_for(library).intents
-    return training.train_classifier(
-        load_queries(library),
-        labels,
+    return SETS.train(
+        library,
         embed,
-        files=data_files(library),
-        l2=SETS.l2,
-        min_term_texts=SETS.min_term_texts,
-        build=lambda vocabulary, weights, bias, dimension, metadata: IntentModel(
-            library=library, labels=labels, vocabulary=vocabulary, weights=weights,
-            bias=bias, dimension=dimension, metadata=metadata,
+        lambda vocabulary, weights, bias, dimension, metadata: IntentModel(
+            library=library, labels=library_for(library).intents, vocabulary=vocabulary,
+            weights=weights, bias=bias, dimension=dimension, metadata=metadata,
         ),
         embedding_fingerprint=fingerprint,
+        extra_rows=thesis_queries(library),
+        extra_files=thesis_files(library),
     )  # fmt: skip

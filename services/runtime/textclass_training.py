@@ -86,6 +86,7 @@ def train_classifier(
     validation = [r for r in rows if r.split == "validation"]
     texts = [r.text for r in train_rows]
     vectors = np.asarray(embed(texts), dtype=np.float64)
+    # Unweighted rows fit exactly as before weights existed (a retrain reproduces a model).
     weighted = any(r.weight != 1.0 for r in train_rows)
     vocabulary, weights, bias = fit_classifier(
         texts, vectors, [r.label for r in train_rows], labels, l2=l2,
@@ -144,15 +145,17 @@ class LabelledSets:
         build: Callable[[tuple[str, ...], Any, Any, int, Mapping[str, Any]], Model],
         *,
         embedding_fingerprint: str = "",
+        extra_rows: Sequence[LabelledText] = (),
+        extra_files: Sequence[Path] = (),
     ) -> Model:
-        """Fit the library's classifier on its training rows (validation accuracy in its
-        metadata)."""
+        """Fit the library's classifier on its training rows and `extra_rows` (read from
+        `extra_files`, which join the data digest); validation accuracy in its metadata."""
         return train_classifier(
-            self.load(library),
+            [*self.load(library), *extra_rows],
             self.labels_of(library),
             embed,
             embedding_fingerprint=embedding_fingerprint,
-            files=self.files(library),
+            files=[*self.files(library), *extra_files],
             l2=self.l2,
             min_term_texts=self.min_term_texts,
             build=build,

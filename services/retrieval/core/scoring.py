@@ -563,7 +563,7 @@ def rank(
     if ctx.ranker == RANKER_FULL:
         members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
         mates = topic_mates(members)
-        scored = _share_evidence(scored, neighbourhoods(members, vectors), library)
+        scored = _share_evidence(scored, neighbourhoods(members, vectors, mates=mates), library)
     scored.sort(key=lambda s: (-s.final_score, s.id))
     return Ranking(
         ranked=tuple(scored),
@@ -595,12 +595,13 @@ def select(
     limit = default_n_results(ranking.mode) if n_results is None else n_results
     if limit < 0:
         raise ValueError(f"n_results must be 0 or more, got {limit}")
+    narrative = library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL
     if min_score is None:
         floor = default_min_relevance(ranking.mode)
         best = max((s.breakdown.standing_relevance for s in ranking.ranked), default=-math.inf)
         if best < floor:
             return []
-        if library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL:
+        if narrative:
             kept = list(ranking.ranked)
         else:
             lowest = floor - RESULT_RELEVANCE_MARGIN
@@ -609,7 +610,7 @@ def select(
         raise ValueError("min_score is NaN: pass a number or leave it unset for the default")
     else:
         kept = [s for s in ranking.ranked if s.final_score >= min_score]
-    if library_for(ranking.mode).narrative and ranking.ranker == RANKER_FULL:
+    if narrative:
         return narrative_set(kept, limit, ranking.topic_mates)
     return kept[:limit]
 

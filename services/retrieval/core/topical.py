@@ -58,9 +58,12 @@ def neighbourhoods(
     vectors: Mapping[str, npt.NDArray[np.floating]] | None = None,
     *,
     threshold: float = NEIGHBOUR_COSINE,
+    mates: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, frozenset[str]]:
-    """Each member's neighbours (never itself). Members without a vector join by tags only."""
-    links: dict[str, set[str]] = {m: set(mates) for m, mates in topic_mates(members).items()}
+    """Each member's neighbours (never itself). Members without a vector join by tags only;
+    `mates` passes `topic_mates(members)` when the caller has it already."""
+    tagged = topic_mates(members) if mates is None else mates
+    links: dict[str, set[str]] = {m.id: set(tagged.get(m.id, ())) for m in members}
     if vectors:
         present = [m for m in members if m.id in vectors]
         if len(present) > 1:
