@@ -23,6 +23,9 @@ from typing import Final
 
 EDGE_PUNCTUATION: Final = " .,;:!?\"'“”‘’()[]"
 
+# An AI agent's handle: "coding-agent", "ops_bot", "reviewer-bot", "support.ai".
+AGENT_HANDLE: Final = re.compile(r"\b[\w.]+[-_.](?:agent|bot|ai|assistant)\b", re.IGNORECASE)
+
 
 def normalise_space(text: str) -> str:
     """Whitespace runs collapsed to one space, ends stripped (how signatures are compared)."""

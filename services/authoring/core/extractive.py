@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from services.authoring.core._text import (
+    AGENT_HANDLE,
     choose_signature,
     lower_first,
     normalise_space,
@@ -72,7 +73,7 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v2"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v3"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
@@ -122,6 +123,90 @@ _IMPERATIVE: Final = re.compile(
     r"^(?:please\s+)?(?P<cue>always|never|do not|don't|make sure to|be sure to)\s+(?P<rest>.+)$",
     _CUE,
 )
+
+# A bare imperative: an instruction that opens with its verb and goes straight on to what it
+# acts on ("Order 5 tonnes from Ohio", "Ship it behind a flag", "disable the printers' local
+# cache", "Go with the linear factor"). Said by a person in a work session, it settles what
+# will be done: a decision, or a directive when it sets a standing rule. The verbs are common
+# English verbs of acting on work; the word after the verb must start an object or a
+# particle, so a noun phrase that shares a verb's spelling ("Pick rate on nights looks low",
+# "Test results …") is not read as one.
+_ACTION_VERBS: Final = frozenset(
+    {"add", "adopt", "allocate", "apply", "approve", "archive", "assign", "attach", "avoid",
+     "backfill", "bill", "block", "book", "bring", "budget", "build", "bump", "buy", "call",
+     "cancel", "cap", "change", "charge", "check", "choose", "clean", "clear", "close",
+     "commit", "confirm", "contact", "copy", "cover", "create", "cut", "defer", "delay",
+     "delete", "deploy", "disable", "do", "document", "drop", "email", "enable", "escalate", "exclude",
+     "extend", "file", "fix", "flag", "follow", "forward", "freeze", "give", "go", "hand",
+     "handle", "hire", "hold", "include", "increase", "invite", "keep", "kill", "label",
+     "launch", "leave", "limit", "lock", "log", "loop", "mark", "merge", "message", "migrate",
+     "move", "notify", "offer", "open", "order", "pause", "pick", "pin", "ping", "post",
+     "postpone", "price", "print", "prioritise", "prioritize", "publish", "pull", "push",
+     "put", "queue", "raise", "re-run", "reassign", "rebook", "rebuild", "recall", "record",
+     "redeploy", "reduce", "refresh", "refund", "reject", "release", "remove", "rename",
+     "reorder", "replace", "request", "require", "reroute", "rerun", "resend", "reset",
+     "restart", "restore", "retire", "retry", "return", "revert", "review", "rewrite", "roll",
+     "rotate", "route", "run", "scale", "schedule", "send", "set", "ship", "shut", "sign",
+     "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "swap", "switch",
+     "sync", "tag", "take", "tell", "text", "throttle", "top", "track", "treat", "turn",
+     "update", "upgrade", "use", "verify", "waive", "warn", "write"}
+)  # fmt: skip
+_OBJECT_START: Final = frozenset(
+    {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",
+     "each", "our", "my", "your", "their", "his", "her", "its", "both", "some", "no", "only",
+     "first", "up", "out", "off", "back", "down", "over", "on", "in", "with", "to", "away",
+     "ahead", "everything", "everyone", "anything", "nothing"}
+)  # fmt: skip
+# Words that make an instruction a standing rule rather than one act.
+_STANDING_RULE: Final = re.compile(
+    r"\b(?:from\s+(?:now|today)\s+on|going\s+forward|from\s+here\s+on|always|never|every|"
+    r"each\s+time|whenever|any|all\s+(?:new|future)|by\s+default|as\s+a\s+rule|"
+    r"no\s+exceptions)\b",
+    _CUE,
+)
+_OPENING_WORDS: Final = re.compile(r"[A-Za-z0-9][\w'’.-]*")
+
+
+# "Let's stay on Postgres", "let's not add Fargate": the speaker's own call, said as an
+# instruction to everyone present; "From now on, tag …": a rule's opening before its verb.
+_LETS: Final = re.compile(r"^let(?:'s|’s|\s+us)\s+(?:(?P<negated>not)\s+)?", _CUE)
+_RULE_OPENING: Final = re.compile(
+    r"^(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward)\s*[,:;—–-]?\s+", _CUE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Instruction:
+    """A bare imperative, taken apart for framing: "From now on, let's not merge on Fridays"
+    is `when` "from now on", `negated`, `action` "merge on Fridays"."""
+
+    action: str
+    negated: bool = False
+    when: str = ""
+
+
+def _bare_imperative(sentence: str) -> _Instruction | None:
+    """The instruction when `sentence` opens (after "from now on", "let's") with its verb
+    (`_ACTION_VERBS`, then an object: "Order 5 tonnes", "Tell Maya"); else None."""
+    opening = _RULE_OPENING.match(sentence)
+    rest = sentence[opening.end() :] if opening else sentence
+    lets = _LETS.match(rest)
+    rest = rest[lets.end() :] if lets else rest
+    words = _OPENING_WORDS.findall(rest[:80])
+    if lets and len(words) > 2 and words[0].lower() in ("also", "just"):
+        words = words[1:]  # "let's also add …"
+    if len(words) < 2 or words[0].lower() not in _ACTION_VERBS:
+        return None
+    following = words[1]
+    if not (
+        lets  # after "let's" the verb is enough: "let's stay on Postgres"
+        or following.lower() in _OBJECT_START
+        or following[0].isdigit()
+        or following[0].isupper()
+    ):
+        return None
+    when = opening["when"].lower() if opening else ""
+    return _Instruction(rest, negated=bool(lets and lets["negated"]), when=when)
 
 
 # Decision cues spoken by the decider; (pattern, verb): the speaker becomes the subject.
@@ -242,7 +327,7 @@ class _Cast:
             )
         if not named_role:
             return self._make(label, "the team")
-        ai = role.strip().lower() in _ASSISTANT_ROLES
+        ai = role.strip().lower() in _ASSISTANT_ROLES or bool(AGENT_HANDLE.fullmatch(label.strip()))
         return self._make(label, display, is_assistant=ai)
 
     def _make(
@@ -469,6 +554,20 @@ def _frame(
 
     decision = _decision_frame(sentence, proper) if memory_type == "decision" else None
     imperative = _imperative_clause(sentence, speaker) if memory_type == "directive" else None
+    instruction = _bare_imperative(sentence) if memory_type in CANONICAL_TYPES else None
+    if instruction is not None:
+        # "Order 5 tonnes from Ohio" → "Kyle decided to order 5 tonnes from Ohio"; "let's
+        # not add Fargate" → "Kyle decided not to add Fargate"; "Put that in the checklist
+        # from now on" → "Kyle directed that the team put that in …".
+        negated = " not" if instruction.negated else ""
+        if memory_type == "decision":
+            verb = f"decided{negated} to"
+        else:
+            when = f"{instruction.when} " if instruction.when else ""
+            verb = f"directed that {when}{speaker.group}{negated}"
+        action = instruction.action
+        verb_word = action.split(maxsplit=1)[0].lower()  # a verb here, whoever shares its name
+        decision = ("", verb, lower_first(action, frozenset(proper) - {verb_word}))
     if decision is not None:
         before, verb, rest = decision
         lead = f"{rewrite(before, named=False)} {speaker.name} {verb}".strip()
@@ -609,11 +708,16 @@ def _session_names(request: ComposeInput) -> frozenset[str]:
 def _canonical_by_rule(sentence: Said) -> str | None:
     """The canonical type the sentence's own words settle, over the classifier's guess: a
     settled option or a decider's cue ("we decided", "let's go with") is a decision, an
-    imperative ("Never …", "Always …") a directive. None when no rule applies."""
+    imperative ("Never …", "Always …") a directive. A person's bare imperative ("Order 5
+    tonnes from Ohio") settles what will be done: a directive when it sets a standing rule
+    ("… from now on", "every …"), else a decision; an AI agent's ("Try restarting it") is
+    advice, left to the classifier. None when no rule applies."""
     if sentence.settled or _decision_frame(sentence.text) is not None:
         return "decision"
     if _IMPERATIVE.match(sentence.text):
         return "directive"
+    if not sentence.turn.speaker.is_assistant and _bare_imperative(sentence.text) is not None:
+        return "directive" if _STANDING_RULE.search(sentence.text) else "decision"
     return None
 
 
@@ -732,7 +836,20 @@ async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Emb
     model = load_type_model(request.mode)
     vectors = await embed([s.text for s in said])
     fit = not model.unfit_for(int(vectors.shape[1]) if len(vectors) else 0, "")
-    return [model.classify(s.text, v if fit else None) for s, v in zip(said, vectors, strict=True)]
+    return [
+        model.classify(s.text, v if fit else None, need_majority=_needs_certainty(s.turn.speaker))
+        for s, v in zip(said, vectors, strict=True)
+    ]
+
+
+def _needs_certainty(speaker: _Speaker) -> frozenset[str]:
+    """The types a speaker's sentence takes only when the classifier is sure (P > 1/2): an AI
+    agent mostly reports, proposes and implements, while the people it works for decide and
+    direct, so an agent's sentence that merely leans towards a decision or a directive (a
+    status report, "the changes go live tomorrow") is typed as what else it is. A decision
+    an agent relays in a decider's words ("we decided …") is still typed by rule
+    (`_canonical_by_rule`)."""
+    return CANONICAL_TYPES if speaker.is_assistant else frozenset()
 
 
 async def compose_json(

@@ -33,6 +33,7 @@ from types import MappingProxyType
 from typing import Final
 
 from services.authoring.core._text import (
+    AGENT_HANDLE,
     EDGE_PUNCTUATION,
     normalise_space,
     signature_in,
@@ -424,8 +425,7 @@ _ROLE_SUBJECT: Final = re.compile(
     rf"|^(?:{_ROLE_NOUNS})\b",
     re.IGNORECASE,
 )
-# - an agent's handle ("coding-agent", "ops_bot", "reviewer-bot");
-_AGENT_HANDLE: Final = re.compile(r"\b[\w.]+[-_.](?:agent|bot|ai|assistant)\b", re.IGNORECASE)
+# - an agent's handle ("coding-agent", "ops_bot", "reviewer-bot": `AGENT_HANDLE`);
 # - a name doing what people do in memories ("Maya decided", "Kyle prefers", "Raj Patel
 #   said"), or a name's possessive ("Kyle's sister"), or he/she/they as a subject.
 _ACTS: Final = (
@@ -472,7 +472,7 @@ def _subject_count(text: str) -> int:
         for m in _NAMED_ACTOR.finditer(text)
         if m.group(0).split()[0].lower().rstrip("'’s") not in _SENTENCE_START_WORDS
     )
-    return len(_ROLE_SUBJECT.findall(text)) + len(_AGENT_HANDLE.findall(text)) + named
+    return len(_ROLE_SUBJECT.findall(text)) + len(AGENT_HANDLE.findall(text)) + named
 
 
 def names_someone(text: str) -> bool:

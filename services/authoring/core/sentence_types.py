@@ -13,7 +13,7 @@ hand (docs/decisions/0014-composer-typing-and-claims.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -43,7 +43,9 @@ class SentenceTypeModel(LinearTextClassifier):
         """The model as the JSON document `load_type_model` reads."""
         return {"library": self.library, "labels": list(self.labels), **self.weights_json()}
 
-    def classify(self, text: str, vector: Vector | None) -> str:
+    def classify(
+        self, text: str, vector: Vector | None, *, need_majority: Collection[str] = frozenset()
+    ) -> str:
         """The sentence's label. In the companion library `NOT_A_MEMORY` wins only when it is
         likelier than the sentence's being any memory at all (P(none) > 1/2): whether a
         sentence is kept is a yes/no question, and an argmax over all labels drops a fact
@@ -51,13 +53,19 @@ class SentenceTypeModel(LinearTextClassifier):
         in Sweden": none 0.33, observation 0.28, opinion 0.22). The default library keeps the
         argmax: among its ten types a pooled rule would keep 30 of the validation split's 63
         chatter and proposal sentences instead of 9, for 7 more of 630 memories kept
-        (docs/decisions/0014)."""
-        if self.library != COMPANION_MODE:
-            return self.predict(text, vector)[0]
+        (docs/decisions/0014). A label in `need_majority` is chosen only when it is likelier
+        than all the others together (P > 1/2); otherwise the likeliest of the rest is."""
         probabilities = self.probabilities(text, vector)
+        allowed = [
+            label
+            for label in self.labels
+            if label not in need_majority or probabilities[label] > 0.5
+        ]
+        if self.library != COMPANION_MODE:
+            return max(allowed, key=lambda label: probabilities[label])
         if probabilities[NOT_A_MEMORY] > 0.5:
             return NOT_A_MEMORY
-        kinds = (label for label in self.labels if label != NOT_A_MEMORY)
+        kinds = (label for label in allowed if label != NOT_A_MEMORY)
         return max(kinds, key=lambda label: probabilities[label])
 
     @classmethod

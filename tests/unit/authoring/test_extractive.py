@@ -307,6 +307,65 @@ def test_a_deciders_words_overrule_the_classifier_in_default_mode(
     assert [d.memory_type for d in typed(session(line), given)] == [kind]
 
 
+@pytest.mark.parametrize(
+    ("line", "kind", "expected"),
+    [
+        ("Noor: Order 5 tonnes from the Ohio distributor.", "decision",
+         "Noor decided to order 5 tonnes from the Ohio distributor."),
+        ("Noor: ship it behind a flag to the Leeds team first.", "decision",
+         "Noor decided to ship it behind a flag to the Leeds team first."),
+        ("Noor: Tell Marco the slots moved to Thursday.", "decision",
+         "Noor decided to tell Marco the slots moved to Thursday."),
+        ("Noor: Let's stay on Postgres, no new infra.", "decision",
+         "Noor decided to stay on Postgres, no new infra."),
+        ("Noor: let's not add Fargate for a once-a-year event.", "decision",
+         "Noor decided not to add Fargate for a once-a-year event."),
+        ("Noor: Put every allergen change in the changeover checklist.", "directive",
+         "Noor directed that the team put every allergen change in the changeover checklist."),
+        ("Noor: From now on, tag each release with the ticket number.", "directive",
+         "Noor directed that from now on the team tag each release with the ticket number."),
+        ("Noor: Going forward, let's not merge on Fridays.", "directive",
+         "Noor directed that going forward the team not merge on Fridays."),
+    ],
+)  # fmt: skip
+def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
+    line: str, kind: str, expected: str
+) -> None:
+    drafts = typed(session(line), "observation")
+    assert [(d.memory_type, d.content) for d in drafts] == [(kind, expected)]
+    assert drafts[0].signature is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an agent's instruction is advice or a next step, not the call
+        "deploy-bot: Restart the ingest worker after the config change.",
+        "assistant: Check the replica lag before you fail over.",
+        # a noun phrase that shares a verb's spelling
+        "Noor: Pick rate on the night shift looks low this week.",
+        "Noor: Test results from the second batch came back clean.",
+        # a verb not used to act on work, and "let's" before a talk about it
+        "Noor: Let's talk about the rota on Monday.",
+    ],
+)
+def test_other_sentences_that_open_with_a_verb_keep_the_classifiers_type(line: str) -> None:
+    assert [d.memory_type for d in typed(session(line), "observation")] == ["observation"]
+
+
+def test_an_agents_handle_is_an_ai_speaker() -> None:
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk("c1", "ops_agent", "ops_agent: The changes go live tomorrow morning."),
+            ComposeChunk("c2", "recon-bot", "recon-bot: Rerun leaves 17 refunds unmatched."),
+            ComposeChunk("c3", "Noor", "Noor: Queue them for manual review today."),
+        ],
+        prompt_text="",
+    )
+    assert [s.turn.speaker.is_assistant for s in said_sentences(request)] == [True, True, False]
+
+
 def test_a_settled_option_is_resolved_to_what_an_earlier_turn_described() -> None:
     request = ComposeInput(
         session_id="s",

@@ -85,3 +85,22 @@ def test_a_companion_sentence_is_dropped_only_when_not_a_memory_is_likelier_than
 def test_the_default_library_keeps_the_likeliest_label() -> None:
     spread = {"none": 0.3, "observation": 0.25, "decision": 0.25, "bug": 0.2}
     assert _model_with("default", spread).classify("some words", None) == NOT_A_MEMORY
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "label"),
+    [
+        # a lean towards a decision is not enough: the likeliest of the rest is taken
+        ({"decision": 0.40, "implementation": 0.35, "observation": 0.25}, "implementation"),
+        ({"directive": 0.45, "decision": 0.30, "none": 0.25}, NOT_A_MEMORY),
+        # a majority is
+        ({"decision": 0.55, "implementation": 0.45}, "decision"),
+    ],
+)  # fmt: skip
+def test_a_label_that_needs_a_majority_is_chosen_only_with_one(
+    probabilities: dict[str, float], label: str
+) -> None:
+    model = _model_with("default", probabilities)
+    chosen = model.classify("some words", None, need_majority={"decision", "directive"})
+    assert chosen == label
+    assert model.classify("some words", None) == max(probabilities, key=probabilities.__getitem__)
