@@ -132,24 +132,25 @@ _IMPERATIVE: Final = re.compile(
 # particle, so a noun phrase that shares a verb's spelling ("Pick rate on nights looks low",
 # "Test results …") is not read as one.
 _ACTION_VERBS: Final = frozenset(
-    {"add", "adopt", "allocate", "apply", "approve", "archive", "assign", "attach", "avoid",
-     "backfill", "bill", "block", "book", "bring", "budget", "build", "bump", "buy", "call",
-     "cancel", "cap", "change", "charge", "check", "choose", "clean", "clear", "close",
-     "commit", "confirm", "contact", "copy", "cover", "create", "cut", "defer", "delay",
-     "delete", "deploy", "disable", "do", "document", "drop", "email", "enable", "escalate", "exclude",
-     "extend", "file", "fix", "flag", "follow", "forward", "freeze", "give", "go", "hand",
-     "handle", "hire", "hold", "include", "increase", "invite", "keep", "kill", "label",
-     "launch", "leave", "limit", "lock", "log", "loop", "mark", "merge", "message", "migrate",
-     "move", "notify", "offer", "open", "order", "pause", "pick", "pin", "ping", "post",
-     "postpone", "price", "print", "prioritise", "prioritize", "publish", "pull", "push",
-     "put", "queue", "raise", "re-run", "reassign", "rebook", "rebuild", "recall", "record",
-     "redeploy", "reduce", "refresh", "refund", "reject", "release", "remove", "rename",
-     "reorder", "replace", "request", "require", "reroute", "rerun", "resend", "reset",
-     "restart", "restore", "retire", "retry", "return", "revert", "review", "rewrite", "roll",
-     "rotate", "route", "run", "scale", "schedule", "send", "set", "ship", "shut", "sign",
-     "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "swap", "switch",
-     "sync", "tag", "take", "tell", "text", "throttle", "top", "track", "treat", "turn",
-     "update", "upgrade", "use", "verify", "waive", "warn", "write"}
+    {"accept", "add", "adopt", "allocate", "apply", "approve", "archive", "assign", "attach",
+     "avoid", "backfill", "bill", "block", "book", "bring", "budget", "build", "bump", "buy",
+     "call", "cancel", "cap", "change", "charge", "check", "choose", "clean", "clear",
+     "close", "commit", "confirm", "contact", "copy", "cover", "create", "cut", "defer",
+     "delay", "delete", "deploy", "disable", "do", "document", "drop", "email", "enable",
+     "escalate", "exclude", "extend", "file", "fix", "flag", "follow", "forward", "freeze",
+     "get", "give", "go", "hand", "handle", "hire", "hold", "include", "increase", "invite",
+     "keep", "kill", "label", "launch", "leave", "limit", "lock", "log", "loop", "mark",
+     "merge", "message", "migrate", "move", "notify", "offer", "open", "order", "pause",
+     "pick", "pin", "ping", "post", "postpone", "price", "print", "prioritise", "prioritize",
+     "publish", "pull", "push", "put", "queue", "raise", "re-run", "reassign", "rebook",
+     "rebuild", "recall", "record", "redeploy", "reduce", "refresh", "refund", "reject",
+     "release", "remove", "rename", "reorder", "replace", "request", "require", "reroute",
+     "rerun", "resend", "reset", "restart", "restore", "retire", "retry", "return", "revert",
+     "review", "rewrite", "roll", "rotate", "route", "run", "scale", "schedule", "send",
+     "set", "ship", "shut", "sign", "skip", "split", "start", "stay", "stick", "stop",
+     "store", "submit", "swap", "switch", "sync", "tag", "take", "tell", "text", "throttle",
+     "top", "track", "treat", "turn", "update", "upgrade", "use", "verify", "waive", "warn",
+     "write"}
 )  # fmt: skip
 _OBJECT_START: Final = frozenset(
     {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",
@@ -171,8 +172,15 @@ _OPENING_WORDS: Final = re.compile(r"[A-Za-z0-9][\w'’.-]*")
 # instruction to everyone present; "From now on, tag …": a rule's opening before its verb.
 _LETS: Final = re.compile(r"^let(?:'s|’s|\s+us)\s+(?:(?P<negated>not)\s+)?", _CUE)
 _RULE_OPENING: Final = re.compile(
-    r"^(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward)\s*[,:;—–-]?\s+", _CUE
+    r"^(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward|"
+    r"from\s+(?:the\s+)?next\s+[\w-]+(?:\s+on(?:wards?)?)?)\s*[,:;—–-]?\s+",
+    _CUE,
 )
+# After "Route 42" or "Bank A" a verb of their own says they were nouns, not instructions.
+_NOT_AN_OBJECT_VERB: Final = frozenset(
+    {"is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could",
+     "should", "may", "might", "must", "does", "did", "isn't", "wasn't", "doesn't", "didn't"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,11 +206,14 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     if len(words) < 2 or words[0].lower() not in _ACTION_VERBS:
         return None
     following = words[1]
+    named = (following[0].isdigit() or following[0].isupper()) and not (
+        following.endswith(("'s", "’s"))  # "Route 42's on-time performance …"
+        or (len(words) > 2 and words[2].lower() in _NOT_AN_OBJECT_VERB)
+    )
     if not (
         lets  # after "let's" the verb is enough: "let's stay on Postgres"
         or following.lower() in _OBJECT_START
-        or following[0].isdigit()
-        or following[0].isupper()
+        or named
     ):
         return None
     when = opening["when"].lower() if opening else ""
@@ -708,15 +719,20 @@ def _session_names(request: ComposeInput) -> frozenset[str]:
 def _canonical_by_rule(sentence: Said) -> str | None:
     """The canonical type the sentence's own words settle, over the classifier's guess: a
     settled option or a decider's cue ("we decided", "let's go with") is a decision, an
-    imperative ("Never …", "Always …") a directive. A person's bare imperative ("Order 5
-    tonnes from Ohio") settles what will be done: a directive when it sets a standing rule
-    ("… from now on", "every …"), else a decision; an AI agent's ("Try restarting it") is
-    advice, left to the classifier. None when no rule applies."""
+    imperative ("Never …", "Always …") a directive. A person's sentence that opens a rule
+    ("From now on …", "Going forward …") is a directive; a person's bare imperative ("Order
+    5 tonnes from Ohio") settles what will be done: a directive when it sets a standing rule
+    ("… every …"), else a decision. An AI agent's ("Try restarting it") is advice, left to
+    the classifier. None when no rule applies."""
     if sentence.settled or _decision_frame(sentence.text) is not None:
         return "decision"
     if _IMPERATIVE.match(sentence.text):
         return "directive"
-    if not sentence.turn.speaker.is_assistant and _bare_imperative(sentence.text) is not None:
+    if sentence.turn.speaker.is_assistant:
+        return None
+    if _RULE_OPENING.match(sentence.text):
+        return "directive"  # "From now on firmware updates go on one printer first."
+    if _bare_imperative(sentence.text) is not None:
         return "directive" if _STANDING_RULE.search(sentence.text) else "decision"
     return None
 

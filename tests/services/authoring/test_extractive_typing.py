@@ -59,7 +59,7 @@ async def test_composition_is_deterministic(embedder: EmbedderClient) -> None:
     assert first == await invoker.compose(engineering_session())
 
 
-@pytest.mark.parametrize("name", ["default_a", "default_b", "companion_a"])
+@pytest.mark.parametrize("name", ["default_a", "default_b", "default_c", "companion_a"])
 async def test_the_composer_set_stays_above_its_floor(name: str, embedder: EmbedderClient) -> None:
     """Floors well under today's figures (docs/evaluation.md): a regression, not noise."""
     sessions = load_composer_set(COMPOSER_SETS / f"{name}.json")
@@ -69,9 +69,10 @@ async def test_the_composer_set_stays_above_its_floor(name: str, embedder: Embed
     assert figures["attribution"] >= 0.85, figures
     assert figures["coverage"] >= 0.7, figures
     if name.startswith("default"):
-        assert figures["canonical_recall"] >= 0.45, figures
-        assert figures["canonical_precision"] >= 0.45, figures
+        assert figures["canonical_recall"] >= 0.6, figures
+        assert figures["canonical_precision"] >= 0.55, figures
         assert figures["signature_verbatim"] >= 0.95, figures
+        assert figures["type_accuracy"] >= 0.5, figures
     else:
         assert figures["type_accuracy"] >= 0.65, figures
 

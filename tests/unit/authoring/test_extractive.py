@@ -326,6 +326,10 @@ def test_a_deciders_words_overrule_the_classifier_in_default_mode(
          "Noor directed that from now on the team tag each release with the ticket number."),
         ("Noor: Going forward, let's not merge on Fridays.", "directive",
          "Noor directed that going forward the team not merge on Fridays."),
+        # a rule's opening makes a statement a standing rule, whatever its verb
+        ("Noor: From the next tour on, the team asks every venue for a stage plan.",
+         "directive", "Noor directed that from the next tour on, the team asks every venue "
+         "for a stage plan."),
     ],
 )  # fmt: skip
 def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
@@ -345,6 +349,10 @@ def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
         # a noun phrase that shares a verb's spelling
         "Noor: Pick rate on the night shift looks low this week.",
         "Noor: Test results from the second batch came back clean.",
+        "Noor: Route 42's on-time performance dropped to 71% in March.",
+        "Noor: Bank A was printing the same file without problems.",
+        # an agent's rule opening is a suggestion
+        "qa-agent: Going forward, the nightly suite runs on both browsers.",
         # a verb not used to act on work, and "let's" before a talk about it
         "Noor: Let's talk about the rota on Monday.",
     ],
