@@ -163,6 +163,13 @@ NEIGHBOUR_COSINE: Final = 0.55
 # because the neighbour is on the same topic by construction. Past it, the drawer is not
 # about what the query asks, whatever its topic tag says.
 TOPICAL_OVERRIDE_WINDOW: Final = 2.0
+# A pinned drawer binds over the unpinned ones on its topic (the seed: pinned binds over
+# active): it stands on an unpinned neighbour's evidence while its own relevance is at least a
+# quarter of the neighbour's. A pinned rule or constraint rarely echoes the words of the
+# question it governs ("can I say yes to the upgrade?" against "a hard ceiling on what the
+# project may cost"). Drawn on Engram's own thesis sets: pinned-vs-recent right@1 rose at
+# windows 2.5, 3 and 4 and held from 4 to 8 (docs/decisions/0012).
+PINNED_OVERRIDE_WINDOW: Final = 4.0
 
 # ---------------------------------------------------------------- ranker modes
 

@@ -26,11 +26,12 @@ Decisions:
 - Topical authority (docs/decisions/0012-topical-authority.md): evidence flows inside a
   neighbourhood only from a candidate of lower provenance to one of strictly higher
   provenance, and only within the override window (own relevance at least 1/2 of the
-  neighbour's). So the decision on a topic can stand on the evidence of the discussion that
+  neighbour's; 1/4 for a pinned drawer over an unpinned neighbour: a pinned rule binds its
+  topic). So the decision on a topic can stand on the evidence of the discussion that
   echoes the query better, and provenance decides between them; when nothing distinguishes
   the neighbours (uniform metadata: every provenance equal) nothing flows and the ranking is
   the seed's exactly.
-- Pin status is a signal: pinned ×1.3, undampened (a pin is a deliberate act); a deprecated
+- Pin status is a signal: pinned ×1.1, undampened (a pin is a deliberate act); a deprecated
   drawer shown outside history scores ×0.2 so it is seen but never wins.
 - Authority is off unless the store has legacy_authority; then the author's tier comes from
   the injected profile (authors it does not name get the default tier), raised to W_AUTH and
@@ -75,6 +76,7 @@ from services.retrieval.core.constants import (
     NARRATIVE_GATHER_SHARE,
     NARRATIVE_REPEAT_FACTOR,
     PINNED_FACTOR,
+    PINNED_OVERRIDE_WINDOW,
     RANKER_COSINE,
     RANKER_DENSE,
     RANKER_FULL,
@@ -500,23 +502,27 @@ def _share_evidence(
     scored: list[ScoredCandidate], links: Mapping[str, frozenset[str]], library: TypeLibrary
 ) -> list[ScoredCandidate]:
     """Topical authority: each candidate stands on the best evidence of a neighbour of
-    strictly lower authority, if its own relevance is inside the override window."""
+    strictly lower authority, if its own relevance is inside the override window (the wider
+    pinned window when it is pinned and the neighbour is not)."""
     # Plain lists read once: the loop below visits every neighbour pair.
     index = {s.id: k for k, s in enumerate(scored)}
     relevance = [s.breakdown.relevance for s in scored]
     evidence = [s.breakdown.evidence for s in scored]
     standing = [s.breakdown.standing_relevance for s in scored]
     authority = [topical_authority(s.breakdown, library) for s in scored]
+    pinned = [s.candidate.pin_status == PIN_PINNED for s in scored]
     shared: list[ScoredCandidate] = []
     for k, item in enumerate(scored):
         best, source, standing_k = evidence[k], "", standing[k]
         reach = relevance[k] * TOPICAL_OVERRIDE_WINDOW
+        pinned_reach = relevance[k] * PINNED_OVERRIDE_WINDOW if pinned[k] else reach
         for neighbour_id in sorted(links.get(item.id, ())):
             j = index.get(neighbour_id)
             if j is None:
                 continue
             outranked = authority[j] < authority[k]
-            if outranked and reach >= relevance[j] and evidence[j] > best:
+            window = reach if pinned[j] else pinned_reach
+            if outranked and window >= relevance[j] and evidence[j] > best:
                 best, source = evidence[j], neighbour_id
                 standing_k = max(standing[k], standing[j])
         if not source:

@@ -648,6 +648,25 @@ def test_pinned_binds_over_active_on_the_same_topic() -> None:
     assert by_id(r)["pin"].breakdown.pin_factor == pytest.approx(1.1)
 
 
+def test_a_pin_binds_across_a_wider_window_than_a_type() -> None:
+    # 0.8 / 0.25 = 3.2: outside the 2× window a decision gets over an observation, inside the
+    # 4× window a pin gets over an unpinned neighbour, in either library.
+    talk = topic_cand("obs", 0.8, "observation")
+    unpinned = topic_cand("dec", 0.25, "decision")
+    assert rank([talk, unpinned], ctx("planning")).lifted == 0, "a type alone: outside"
+    pinned = topic_cand("dec", 0.25, "decision", pin="pinned")
+    r = rank([talk, pinned], ctx("planning"))
+    assert ids(list(r.ranked))[0] == "dec" and by_id(r)["dec"].breakdown.lifted_by == "obs"
+    rule = topic_cand("rule", 0.25, "want", pin="pinned")
+    offer = topic_cand("offer", 0.8, "observation")
+    r = rank([offer, rule], ctx("procedural", mode="companion"))
+    assert ids(list(r.ranked))[0] == "rule", "a pinned constraint governs its topic"
+    beyond = topic_cand("rule", 0.15, "want", pin="pinned")  # 0.8 / 0.15 > 4
+    assert rank([offer, beyond], ctx("procedural", mode="companion")).lifted == 0
+    both = topic_cand("offer", 0.8, "observation", pin="pinned")
+    assert rank([both, rule], ctx("procedural", mode="companion")).lifted == 0, "pin vs pin"
+
+
 def test_companion_speech_acts_do_not_outrank_each_other_by_type() -> None:
     # Procedural favours wants, but a want is not more authoritative than an observation:
     # no evidence flows between them in a companion store.
