@@ -102,11 +102,12 @@ _HANDLE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*[._\-][\w.\-]*[A-Za-z0-9]$")
 
 _I = r"(?:I|i)"
 _CUE = re.IGNORECASE
-# Lead-ins dropped from a sentence's start: some only with a comma ("Right, …" but "Right now"),
-# and prose labels ("Note: …").
+# Lead-ins dropped from a sentence's start: some only with a comma or a dash ("Right, …",
+# "Agreed — …" but "Right now", "No one"), and prose labels ("Note: …").
 _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
-    r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?)\s*[,!]|"
+    r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|fine|"
+    r"understood|correct|exactly)(?:\s*[,!]|\s+[—–-])|"
     r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|"
     r"honestly|actually|basically|anyway)[,!]?\s+)+",
     _CUE,
@@ -132,25 +133,25 @@ _IMPERATIVE: Final = re.compile(
 # particle, so a noun phrase that shares a verb's spelling ("Pick rate on nights looks low",
 # "Test results …") is not read as one.
 _ACTION_VERBS: Final = frozenset(
-    {"accept", "add", "adopt", "allocate", "apply", "approve", "archive", "assign", "attach",
-     "avoid", "backfill", "bill", "block", "book", "bring", "budget", "build", "bump", "buy",
-     "call", "cancel", "cap", "change", "charge", "check", "choose", "clean", "clear",
-     "close", "commit", "confirm", "contact", "copy", "cover", "create", "cut", "defer",
-     "delay", "delete", "deploy", "disable", "do", "document", "drop", "email", "enable",
-     "escalate", "exclude", "extend", "file", "fix", "flag", "follow", "forward", "freeze",
-     "get", "give", "go", "hand", "handle", "hire", "hold", "include", "increase", "invite",
-     "keep", "kill", "label", "launch", "leave", "limit", "lock", "log", "loop", "mark",
-     "merge", "message", "migrate", "move", "notify", "offer", "open", "order", "pause",
-     "pick", "pin", "ping", "post", "postpone", "price", "print", "prioritise", "prioritize",
-     "publish", "pull", "push", "put", "queue", "raise", "re-run", "reassign", "rebook",
-     "rebuild", "recall", "record", "redeploy", "reduce", "refresh", "refund", "reject",
-     "release", "remove", "rename", "reorder", "replace", "request", "require", "reroute",
-     "rerun", "resend", "reset", "restart", "restore", "retire", "retry", "return", "revert",
-     "review", "rewrite", "roll", "rotate", "route", "run", "scale", "schedule", "send",
-     "set", "ship", "shut", "sign", "skip", "split", "start", "stay", "stick", "stop",
-     "store", "submit", "swap", "switch", "sync", "tag", "take", "tell", "text", "throttle",
-     "top", "track", "treat", "turn", "update", "upgrade", "use", "verify", "waive", "warn",
-     "write"}
+    {"accept", "add", "adopt", "allocate", "apply", "approve", "archive", "ask", "assign",
+     "attach", "avoid", "backfill", "bill", "block", "book", "bring", "budget", "build",
+     "bump", "buy", "call", "cancel", "cap", "change", "charge", "check", "choose", "clean",
+     "clear", "close", "commit", "confirm", "contact", "copy", "cover", "create", "cut",
+     "defer", "delay", "delete", "deploy", "disable", "do", "document", "drop", "email",
+     "enable", "escalate", "exclude", "extend", "file", "fix", "flag", "follow", "forward",
+     "freeze", "get", "give", "go", "hand", "handle", "hire", "hold", "include", "increase",
+     "invite", "keep", "kill", "label", "launch", "leave", "let", "limit", "lock", "log",
+     "loop", "make", "mark", "merge", "message", "migrate", "move", "notify", "offer", "open",
+     "order", "pause", "pay", "pick", "pin", "ping", "plan", "post", "postpone", "price",
+     "print", "prioritise", "prioritize", "publish", "pull", "push", "put", "queue", "raise",
+     "re-run", "reassign", "rebook", "rebuild", "recall", "record", "redeploy", "reduce",
+     "refresh", "refund", "reject", "release", "remove", "rename", "reorder", "replace",
+     "reply", "request", "require", "reroute", "rerun", "resend", "reset", "respond",
+     "restart", "restore", "retire", "retry", "return", "revert", "review", "rewrite", "roll",
+     "rotate", "route", "run", "scale", "schedule", "send", "set", "ship", "shut", "sign",
+     "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "swap", "switch",
+     "sync", "tag", "take", "tell", "text", "throttle", "top", "track", "treat", "turn",
+     "update", "upgrade", "use", "verify", "waive", "warn", "write"}
 )  # fmt: skip
 _OBJECT_START: Final = frozenset(
     {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",

@@ -690,11 +690,27 @@ def test_two_people_talking_are_each_others_you() -> None:
         ("Kyle: Aww, that painting of the lake is so lovely.", "that painting of the lake"),
         ("Kyle: Hey Sam, the road trip last weekend was wild.", "the road trip last weekend"),
         ("Kyle: Wow, the new climbing gym opened near my flat.", "the new climbing gym"),
+        ("Kyle: Fine, the team will live with those three bookings.", "the team will live"),
     ],
 )
 def test_interjections_and_greetings_do_not_open_a_drawer(line: str, kept: str) -> None:
     assert said(session(line, mode="companion")) == [line.split(", ", 1)[1]]
     assert kept in said(session(line, mode="companion"))[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("Kenji: Agreed — event currencies get their own item IDs.",
+         "event currencies get their own item IDs."),
+        ("Kenji: No - the Y9 group keeps its lab every week.",
+         "the Y9 group keeps its lab every week."),
+        ("Kenji: No one has signed off the March rota yet.",
+         "No one has signed off the March rota yet."),
+    ],
+)  # fmt: skip
+def test_an_answer_word_before_a_dash_is_a_lead_in(line: str, kept: str) -> None:
+    assert said(session(line)) == [kept]
 
 
 def test_unlabelled_text_takes_the_chunk_speaker_or_the_team() -> None:
