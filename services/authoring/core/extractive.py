@@ -575,8 +575,8 @@ def _frame(
         if memory_type == "decision":
             verb = f"decided{negated} to"
         else:
-            when = f"{instruction.when} " if instruction.when else ""
-            verb = f"directed that {when}{speaker.group}{negated}"
+            since = f"{instruction.when} " if instruction.when else ""
+            verb = f"directed that {since}{speaker.group}{negated}"
         action = instruction.action
         verb_word = action.split(maxsplit=1)[0].lower()  # a verb here, whoever shares its name
         decision = ("", verb, lower_first(action, frozenset(proper) - {verb_word}))
