@@ -163,6 +163,14 @@ NEIGHBOUR_COSINE: Final = 0.55
 # because the neighbour is on the same topic by construction. Past it, the drawer is not
 # about what the query asks, whatever its topic tag says.
 TOPICAL_OVERRIDE_WINDOW: Final = 2.0
+# Metadata reorders the candidates that answer the query; it never lifts one that answers
+# less than half as well as the best above them (the seed's override window, as topical
+# authority reads it). A memory whose relevance, its own or a topical neighbour's it stands
+# on, is under 1/RELEVANCE_OVERRIDE_WINDOW of the best candidate's is ranked after every
+# candidate inside the window, in its own score order. Without it a fresh pinned rule on
+# another subject (salience 0.85 against a 10-month-old memory's 0.26) outranks the memory
+# the question names (docs/decisions/0012).
+RELEVANCE_OVERRIDE_WINDOW: Final = 2.0
 # A pinned drawer binds over the unpinned ones on its topic (the seed: pinned binds over
 # active): it stands on an unpinned neighbour's evidence while its own relevance is at least a
 # quarter of the neighbour's. A pinned rule or constraint rarely echoes the words of the

@@ -31,6 +31,10 @@ Decisions:
   echoes the query better, and provenance decides between them; when nothing distinguishes
   the neighbours (uniform metadata: every provenance equal) nothing flows and the ranking is
   the seed's exactly.
+- The relevance override window: metadata reorders the candidates that answer the query, but
+  a candidate whose relevance (its own, or the neighbour's it stands on) is under half the
+  best candidate's is ranked after every one inside the window (`Ranking.outside_window`).
+  With a uniform metadata multiplier nothing is set apart.
 - Pin status is a signal: pinned ×1.1, undampened (a pin is a deliberate act); a deprecated
   drawer shown outside history scores ×0.2 so it is seen but never wins.
 - Authority is off unless the store has legacy_authority; then the author's tier comes from
@@ -54,7 +58,7 @@ Decisions:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
@@ -83,6 +87,7 @@ from services.retrieval.core.constants import (
     RANKER_HYBRID,
     RANKER_KEYWORD,
     RANKERS,
+    RELEVANCE_OVERRIDE_WINDOW,
     RESULT_RELEVANCE_MARGIN,
     SIMILARITY_FLOOR,
     TOPICAL_OVERRIDE_WINDOW,
@@ -272,6 +277,9 @@ class Ranking:
     # Each candidate's topic mates (same room and topic tag; full ranker only): what a
     # narrative set gathers (core.topical.topic_mates).
     topic_mates: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Candidates ranked after every candidate inside the relevance override window (full
+    # ranker only): metadata did not carry them over the query's best answers.
+    outside_window: frozenset[str] = frozenset()
 
     @property
     def lifted(self) -> int:
@@ -570,7 +578,8 @@ def rank(
         members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
         mates = topic_mates(members)
         scored = _share_evidence(scored, neighbourhoods(members, vectors, mates=mates), library)
-    scored.sort(key=lambda s: (-s.final_score, s.id))
+    behind = _outside_relevance_window(scored) if ctx.ranker == RANKER_FULL else frozenset()
+    scored.sort(key=lambda s: (s.id in behind, -s.final_score, s.id))
     return Ranking(
         ranked=tuple(scored),
         dampening=profile,
@@ -583,7 +592,24 @@ def rank(
         if ctx.intent_weights is not None
         else (),
         topic_mates=mates,
+        outside_window=behind,
     )
+
+
+def _outside_relevance_window(scored: Sequence[ScoredCandidate]) -> frozenset[str]:
+    """The candidates metadata may not lift over the query's best answers: those whose
+    relevance (their own, or the neighbour's they stand on) is under 1/window of the best.
+    Empty when every candidate carries the same metadata multiplier (salience × provenance):
+    then the order is relevance's already, and nothing moves (the no-op guarantee)."""
+    if not scored:
+        return frozenset()
+    multipliers = [s.breakdown.salience_factor * s.breakdown.provenance for s in scored]
+    if max(multipliers) - min(multipliers) <= 1e-12 * max(1.0, abs(max(multipliers))):
+        return frozenset()
+    own = {s.id: s.breakdown.relevance for s in scored}
+    answering = {s.id: max(own[s.id], own.get(s.breakdown.lifted_by, own[s.id])) for s in scored}
+    reach = max(answering.values()) / RELEVANCE_OVERRIDE_WINDOW
+    return frozenset(k for k, value in answering.items() if value < reach)
 
 
 def select(
@@ -617,7 +643,7 @@ def select(
     else:
         kept = [s for s in ranking.ranked if s.final_score >= min_score]
     if narrative:
-        return narrative_set(kept, limit, ranking.topic_mates)
+        return narrative_set(kept, limit, ranking.topic_mates, ranking.outside_window)
     return kept[:limit]
 
 
@@ -625,6 +651,7 @@ def narrative_set(
     ranked: list[ScoredCandidate],
     limit: int,
     topic_mates: Mapping[str, frozenset[str]] | None = None,
+    outside_window: frozenset[str] = frozenset(),
 ) -> list[ScoredCandidate]:
     """A set spanning the speech acts, filled greedily; the first pick is the best.
 
@@ -634,6 +661,8 @@ def narrative_set(
     NARRATIVE_GATHER_SHARE of that drawer's score, so the set tells the chosen memory's
     story (the date, the want and the worry of one event) before it reaches for other
     topics. Mates of one speech act are not gathered: with uniform types nothing moves.
+    Candidates `outside_window` (`Ranking.outside_window`) come after the rest unless a
+    chosen drawer gathers them.
     """
     links = topic_mates or {}
     chosen: list[ScoredCandidate] = []
@@ -642,10 +671,11 @@ def narrative_set(
     gathered: dict[str, float] = {}  # candidate id -> the score it stands on
     while remaining and len(chosen) < limit:
 
-        def adjusted(item: ScoredCandidate) -> float:
+        def adjusted(item: ScoredCandidate) -> tuple[bool, float]:
             score = max(item.final_score, gathered.get(item.id, -math.inf))
             shrink = NARRATIVE_REPEAT_FACTOR ** counts.get(item.candidate.memory_type, 0)
-            return score - (1.0 - shrink) * abs(score)
+            ahead = item.id not in outside_window or item.id in gathered
+            return ahead, score - (1.0 - shrink) * abs(score)
 
         best = max(remaining, key=adjusted)  # max keeps the first of equals: ranked order
         remaining.remove(best)

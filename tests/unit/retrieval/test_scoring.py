@@ -765,3 +765,51 @@ def test_a_gathered_memory_never_ties_the_one_that_gathered_it() -> None:
     ]
     chosen = select(rank(pool, ctx("general", mode="companion")), n_results=2, min_score=-1.0)
     assert ids(chosen) == ["date", "toast"]
+
+
+# ---------------------------------------------------------------- relevance override window
+
+
+def test_metadata_never_lifts_a_memory_from_outside_the_relevance_window() -> None:
+    # A fresh pinned rule on another subject (relevance 0.25, salience 0.85, pinned) against the
+    # memory the question names (0.60, idle 42 weeks: salience 0.75 × 0.975^42 ≈ 0.26). Without
+    # the window the rule scores 0.25 × 0.85 × 1.1 × type ≈ 0.25 and the memory 0.60 × 0.26 ≈
+    # 0.16; 0.60 / 0.25 > 2, so the rule is ranked after it.
+    trip = cand("trip", 0.60, "want", salience=0.75, idle_weeks=42, room="travel/azores")
+    rule = cand("rule", 0.25, "want", pin="pinned", salience=0.85, room="money/budget")
+    ranking = rank([rule, trip], ctx("general", mode="companion"))
+    assert by_id(ranking)["rule"].final_score > by_id(ranking)["trip"].final_score
+    assert ids(ranking.ranked) == ["trip", "rule"], "a rule on another subject outranked it"
+    assert ranking.outside_window == {"rule"}
+    inside = replace(rule, similarity=0.35)  # 0.60 / 0.35 < 2: metadata decides
+    assert ids(rank([inside, trip], ctx("general", mode="companion")).ranked)[0] == "rule"
+
+
+def test_the_relevance_window_moves_nothing_when_metadata_is_uniform() -> None:
+    pool = [cand("a", 0.9, keyword=True), cand("b", 0.3, keyword=True), cand("c", 0.2)]
+    ranking = rank(pool, ctx("planning"))
+    assert ranking.outside_window == frozenset()
+    assert ids(ranking.ranked) == ["a", "b", "c"]
+
+
+def test_a_lifted_drawer_answers_on_its_neighbours_relevance() -> None:
+    # The decision (0.45) stands on the discussion's evidence (0.8) and is inside the window
+    # of the best (0.85) though its own relevance is not.
+    decision = topic_cand("dec", 0.45, "decision")
+    talk = topic_cand("obs", 0.80, "observation")
+    best = cand("best", 0.85, "observation", salience=0.2, room="other/room")
+    ranking = rank([best, talk, decision], ctx("planning"))
+    assert by_id(ranking)["dec"].breakdown.lifted_by == "obs"
+    assert "dec" not in ranking.outside_window
+
+
+def test_a_narrative_set_keeps_the_window_but_gathers_across_it() -> None:
+    pool = [
+        story_cand("trip", 0.70, "want", "azores"),
+        story_cand("guesthouse", 0.30, "preference", "azores"),
+        replace(story_cand("rule", 0.30, "want", "budget"), pin_status="pinned"),
+    ]
+    ranking = rank(pool, ctx("general", mode="companion"))
+    assert {"guesthouse", "rule"} <= ranking.outside_window
+    chosen = select(ranking, n_results=2, min_score=-1.0)
+    assert ids(chosen) == ["trip", "guesthouse"], "the trip's own topic, not the pinned rule"
