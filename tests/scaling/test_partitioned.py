@@ -198,9 +198,12 @@ def test_a_killed_replica_fails_only_its_stores_and_loses_nothing(
 
         stack.start("retrieval-1")
         deadline = time.monotonic() + 60
-        while _search(via_1, victim, "ledger export").status_code != 200:
-            assert time.monotonic() < deadline, "the restarted replica serves again"
-            time.sleep(0.5)
+        # Each gateway reconnects on its own schedule (gRPC's reconnect backoff): both must
+        # reach the restarted replica again before the stores are compared.
+        for via in (via_1, via_0):
+            while _search(via, victim, "ledger export").status_code != 200:
+                assert time.monotonic() < deadline, "the restarted replica serves again"
+                time.sleep(0.5)
         for store in (alive, victim):
             assert _ids(via_0, store) == written[store], f"{store} after the restart"
 
