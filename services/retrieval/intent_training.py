@@ -35,6 +35,9 @@ THESIS_DIR = REPO_ROOT / "eval" / "sets" / "thesis"
 # one thesis set out (decision 0013): companion 0.564 -> 0.640 mean over four sets; the
 # default library's three sets gained nothing (0.689 -> 0.674), so it reads none.
 THESIS_QUERY_WEIGHT: Final[Mapping[str, float]] = MappingProxyType({"companion": 3.0})
+# Thesis sets that never train the classifier, so `make eval` keeps an out-of-sample intent
+# figure for the library (companion_e, a fifth writer: 0.621 when it was added).
+HELD_OUT_THESIS: Final = frozenset({"companion_e"})
 # A term must occur in this many training queries to enter the vocabulary; the L2 penalty
 # was chosen by 5-fold cross-validation on the training split.
 SETS = training.LabelledSets(
@@ -47,10 +50,13 @@ SETS = training.LabelledSets(
 
 
 def thesis_files(library: str) -> list[Path]:
-    """The thesis sets whose queries train a library's classifier (none unless weighted)."""
+    """The thesis sets whose queries train a library's classifier (none unless weighted;
+    never the held-out ones)."""
     if library not in THESIS_QUERY_WEIGHT:
         return []
-    return sorted(THESIS_DIR.glob(f"{library}_*.json"))
+    return sorted(
+        path for path in THESIS_DIR.glob(f"{library}_*.json") if path.stem not in HELD_OUT_THESIS
+    )
 
 
 def data_files(library: str) -> list[Path]:

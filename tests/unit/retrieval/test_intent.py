@@ -9,6 +9,8 @@ import pytest
 from services.retrieval.core.constants import INTENT_CONFIDENT, INTENT_MIXTURE_MIN
 from services.retrieval.core.intent import IntentModel, load_intent_model
 from services.retrieval.intent_training import (
+    HELD_OUT_THESIS,
+    THESIS_DIR,
     THESIS_QUERY_WEIGHT,
     data_files,
     load_queries,
@@ -126,3 +128,9 @@ def test_thesis_queries_train_only_the_libraries_they_were_measured_to_help() ->
     assert {q.weight for q in companion} == {THESIS_QUERY_WEIGHT["companion"]}
     assert set(thesis_files("companion")) <= set(data_files("companion")), "in the digest"
     assert thesis_queries("default") == [] and thesis_files("default") == []
+
+
+def test_a_held_out_thesis_set_never_trains_the_classifier() -> None:
+    held = {path.stem for path in THESIS_DIR.glob("companion_*.json")} & HELD_OUT_THESIS
+    assert held, "a companion thesis set is kept out of training"
+    assert not held & {path.stem for path in thesis_files("companion")}
