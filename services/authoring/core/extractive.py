@@ -172,6 +172,12 @@ _OPENING_WORDS: Final = re.compile(r"[A-Za-z0-9][\w'’.-]*")
 # "Let's stay on Postgres", "let's not add Fargate": the speaker's own call, said as an
 # instruction to everyone present; "From now on, tag …": a rule's opening before its verb.
 _LETS: Final = re.compile(r"^let(?:'s|’s|\s+us)\s+(?:(?P<negated>not)\s+)?", _CUE)
+# "Tomás, please remove it", "Please send the invoice": a request to someone, named or not.
+_PLEASE: Final = re.compile(
+    r"^(?:(?P<to>[A-Z][\w.’'-]*(?:\s+[A-Z][\w.’'-]*)?|[a-z][\w]*[-_.][\w.-]+)\s*,\s*)?"
+    r"please\s*,?\s+",
+    _CUE,
+)
 _RULE_OPENING: Final = re.compile(
     r"^(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward|"
     r"from\s+(?:the\s+)?next\s+[\w-]+(?:\s+on(?:wards?)?)?)\s*[,:;—–-]?\s+",
@@ -192,6 +198,7 @@ class _Instruction:
     action: str
     negated: bool = False
     when: str = ""
+    asked: str | None = None  # a request ("please"): whom it asks, "" when unnamed
 
 
 def _bare_imperative(sentence: str) -> _Instruction | None:
@@ -199,7 +206,9 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     (`_ACTION_VERBS`, then an object: "Order 5 tonnes", "Tell Maya"); else None."""
     opening = _RULE_OPENING.match(sentence)
     rest = sentence[opening.end() :] if opening else sentence
-    lets = _LETS.match(rest)
+    please = _PLEASE.match(rest)
+    rest = rest[please.end() :] if please else rest
+    lets = None if please else _LETS.match(rest)
     rest = rest[lets.end() :] if lets else rest
     words = _OPENING_WORDS.findall(rest[:80])
     if lets and len(words) > 2 and words[0].lower() in ("also", "just"):
@@ -218,7 +227,8 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     ):
         return None
     when = opening["when"].lower() if opening else ""
-    return _Instruction(rest, negated=bool(lets and lets["negated"]), when=when)
+    asked = (please["to"] or "") if please else None
+    return _Instruction(rest, negated=bool(lets and lets["negated"]), when=when, asked=asked)
 
 
 # Decision cues spoken by the decider; (pattern, verb): the speaker becomes the subject.
@@ -572,7 +582,9 @@ def _frame(
         # not add Fargate" → "Kyle decided not to add Fargate"; "Put that in the checklist
         # from now on" → "Kyle directed that the team put that in …".
         negated = " not" if instruction.negated else ""
-        if memory_type == "decision":
+        if instruction.asked is not None and memory_type == "decision":
+            verb = f"asked {instruction.asked or speaker.listener} to"  # "Tomás, please …"
+        elif memory_type == "decision":
             verb = f"decided{negated} to"
         else:
             since = f"{instruction.when} " if instruction.when else ""

@@ -324,6 +324,10 @@ def test_a_deciders_words_overrule_the_classifier_in_default_mode(
          "Noor directed that the team put every allergen change in the changeover checklist."),
         ("Noor: From now on, tag each release with the ticket number.", "directive",
          "Noor directed that from now on the team tag each release with the ticket number."),
+        ("Noor: Tomás, please remove it and use padStart instead.", "decision",
+         "Noor asked Tomás to remove it and use padStart instead."),
+        ("Noor: Please send the signed invoice to Ruth today.", "decision",
+         "Noor asked the team to send the signed invoice to Ruth today."),
         ("Noor: Going forward, let's not merge on Fridays.", "directive",
          "Noor directed that going forward the team not merge on Fridays."),
         # a rule's opening makes a statement a standing rule, whatever its verb
