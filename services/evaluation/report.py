@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from services.evaluation.thesis import UNANSWERABLE_KINDS
+
 Results = dict[str, Any]
 
 THESIS_COLUMNS = (
@@ -17,6 +19,7 @@ THESIS_COLUMNS = (
     ("mrr", "MRR"),
     ("ndcg_at_5", "nDCG@5"),
     ("silence_accuracy", "silence acc."),
+    ("nothing_stored_silence", "silence, nothing stored"),
     ("answered_at_default_floor", "answered @ floor"),
     ("narrative_set_recall_at_5", "narrative set R@5"),
     ("narrative_set_recall_at_5_floor", "narrative R@5 @ floor"),
@@ -59,7 +62,12 @@ def _thesis_md(name: str, block: Results) -> list[str]:
     ]
     lines += _table(["ranker", *(label for _, label in THESIS_COLUMNS)], rows)
     kinds = sorted({k for stats in block["rankers"].values() for k in stats["by_kind"]})
-    lines += ["", "By query kind (right@1 / MRR; silence: accuracy; narrative: set recall@5):", ""]
+    lines += [
+        "",
+        "By query kind (right@1 / MRR; unanswerable kinds: silence accuracy; "
+        "narrative: set recall@5):",
+        "",
+    ]
     kind_rows = []
     for kind in kinds:
         row: list[Any] = [kind]
@@ -67,7 +75,7 @@ def _thesis_md(name: str, block: Results) -> list[str]:
         for stats in block["rankers"].values():
             cell = stats["by_kind"].get(kind, {})
             n = int(cell.get("n", 0))
-            if kind == "silence":
+            if kind in UNANSWERABLE_KINDS:
                 row.append(_fmt(cell.get("silence_correct")))
             elif kind == "narrative":
                 row.append(_fmt(cell.get("set_recall_at_5")))
@@ -283,7 +291,7 @@ def render_charts(results: Results, directory: Path) -> list[str]:
         kinds = sorted(
             k
             for k in {k for s in block["rankers"].values() for k in s["by_kind"]}
-            if k not in ("silence", "narrative")
+            if k not in (*UNANSWERABLE_KINDS, "narrative")
         )
         if not kinds:
             continue
@@ -374,7 +382,16 @@ def flatten(results: Results) -> dict[str, float]:
 
 # Counts and timings: what a run measured with, not how well it did.
 _COUNTS = frozenset(
-    {"n", "topical_n", "silence_n", "narrative_n", "corpus", "queries", "drawers"}
+    {
+        "n",
+        "topical_n",
+        "silence_n",
+        "nothing_stored_n",
+        "narrative_n",
+        "corpus",
+        "queries",
+        "drawers",
+    }
     | {"conversations", "sessions", "turns", "questions", "skipped_questions"}
 )
 _TIMINGS = frozenset({"wall_s", "load_s", "search_s"})

@@ -27,7 +27,7 @@ from services.evaluation.runners import run_locomo, run_scifact, run_supersessio
 from services.evaluation.scifact import load_beir
 from services.evaluation.supersession import load_supersession_set
 from services.evaluation.target import EvalTarget
-from services.evaluation.thesis import load_thesis_set
+from services.evaluation.thesis import load_thesis_set, nothing_stored_files
 
 SETS = ("thesis", "supersession", "updates", "scifact", "locomo", "composer")
 THESIS_FILES = ("dev_default.json", "dev_companion.json")
@@ -151,7 +151,9 @@ async def run_eval(
         )
         sets["thesis"] = {}
         for file in files:
-            thesis = load_thesis_set(_need(file, "thesis set"))
+            thesis = load_thesis_set(
+                _need(file, "thesis set"), extra_queries=nothing_stored_files(file)
+            )
             say(f"thesis {thesis.name}: {len(thesis.drawers)} drawers, {len(thesis.queries)} asks")
             sets["thesis"][file.stem] = await run_thesis(
                 target, thesis, concurrency=options.concurrency, progress=say

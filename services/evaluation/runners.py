@@ -51,7 +51,14 @@ from services.evaluation.metrics import (
 from services.evaluation.scifact import SCIFACT_NOW, BeirSet, uniform_drawers
 from services.evaluation.supersession import SupersessionSet
 from services.evaluation.target import EvalTarget, throwaway_store_name, wait_for_job
-from services.evaluation.thesis import THESIS_NOW, ThesisQuery, ThesisSet
+from services.evaluation.thesis import (
+    NOTHING_STORED,
+    SILENCE,
+    THESIS_NOW,
+    UNANSWERABLE_KINDS,
+    ThesisQuery,
+    ThesisSet,
+)
 from services.retrieval.pool.records import to_timestamp
 
 T = TypeVar("T")
@@ -154,7 +161,7 @@ def _score_thesis(
     intent = {}
     if inferred_intent is not None and query.intent:
         intent = {"intent_correct": 1.0 if inferred_intent == query.intent else 0.0}
-    if query.kind == "silence":
+    if query.kind in UNANSWERABLE_KINDS:
         return {"silence_correct": silence_correct(floored), **intent}
     scores = {
         **intent,
@@ -179,10 +186,11 @@ def _summarise_thesis(per_query: list[tuple[ThesisQuery, dict[str, float]]]) -> 
         names = sorted({name for row in rows for name in row})
         kinds[kind] = {name: _mean(row[name] for row in rows if name in row) for name in names}
         kinds[kind]["n"] = len(rows)
-    topical = [s for q, s in per_query if q.kind not in ("silence", "narrative")]
+    topical = [s for q, s in per_query if q.kind not in (*UNANSWERABLE_KINDS, "narrative")]
     narrative = [s for q, s in per_query if q.kind == "narrative"]
-    silence = [s for q, s in per_query if q.kind == "silence"]
-    answerable = [s for q, s in per_query if q.kind != "silence"]
+    silence = [s for q, s in per_query if q.kind == SILENCE]
+    nothing_stored = [s for q, s in per_query if q.kind == NOTHING_STORED]
+    answerable = [s for q, s in per_query if q.kind not in UNANSWERABLE_KINDS]
     return {
         "right_at_1": _mean(s["right_at_1"] for s in topical),
         "mrr": _mean(s["mrr"] for s in topical),
@@ -190,6 +198,8 @@ def _summarise_thesis(per_query: list[tuple[ThesisQuery, dict[str, float]]]) -> 
         "topical_n": len(topical),
         "silence_accuracy": _mean(s["silence_correct"] for s in silence),
         "silence_n": len(silence),
+        "nothing_stored_silence": _mean(s["silence_correct"] for s in nothing_stored),
+        "nothing_stored_n": len(nothing_stored),
         "answered_at_default_floor": _mean(s["answered"] for s in answerable),
         "narrative_set_recall_at_5": _mean(s["set_recall_at_5"] for s in narrative),
         "narrative_set_recall_at_5_floor": _mean(s["set_recall_at_5_floor"] for s in narrative),
@@ -241,7 +251,7 @@ async def run_thesis(
                 )
                 floored = [hit.drawer.id for hit in answer.results]
                 ranked = floored
-                if query.kind != "silence":
+                if query.kind not in UNANSWERABLE_KINDS:
                     ranked = await _ids(
                         target,
                         store,

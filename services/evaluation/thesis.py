@@ -1,9 +1,11 @@
 """The thesis sets ("decisions over discussion"): load the JSON schema of shared/eval into
-Drawer protos and typed queries."""
+Drawer protos and typed queries, with the "nothing stored" questions written for a set's
+store (`eval/sets/nothing_stored/<set>_<writer>.json`) when asked for."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,6 +18,14 @@ from services.vocabulary.enums import PIN_VALUES
 
 # The sets are written as of this day ("Take now to be 2026-07-01").
 THESIS_NOW = datetime(2026, 7, 1, tzinfo=UTC)
+
+# Unanswerable kinds. "silence": the set writer's own, mostly near-misses (a detail of
+# something stored). "nothing_stored": a question about something the store never touches,
+# written by another writer against the set's drawers.
+SILENCE = "silence"
+NOTHING_STORED = "nothing_stored"
+UNANSWERABLE_KINDS = frozenset({SILENCE, NOTHING_STORED})
+NOTHING_STORED_DIR = Path(__file__).resolve().parents[2] / "eval" / "sets" / "nothing_stored"
 
 
 @dataclass(frozen=True)
@@ -62,26 +72,40 @@ def _drawer(raw: dict[str, Any]) -> common_pb2.Drawer:
     return drawer
 
 
-def load_thesis_set(path: Path) -> ThesisSet:
-    """Read a thesis-set file (schema in shared/eval/README.md)."""
-    return thesis_set_from(json.loads(path.read_text()))
+def nothing_stored_files(thesis_path: Path) -> list[Path]:
+    """The "nothing stored" question files written for the thesis set at `thesis_path`."""
+    return sorted(NOTHING_STORED_DIR.glob(f"{thesis_path.stem}_*.json"))
+
+
+def load_thesis_set(path: Path, *, extra_queries: Sequence[Path] = ()) -> ThesisSet:
+    """Read a thesis-set file (schema in shared/eval/README.md), plus the queries of each
+    `extra_queries` file (`{"queries": [...]}` over the same drawers)."""
+    data = json.loads(path.read_text())
+    for extra in extra_queries:
+        data["queries"] = [*data["queries"], *json.loads(extra.read_text())["queries"]]
+    return thesis_set_from(data)
+
+
+def _query(raw: dict[str, Any]) -> ThesisQuery:
+    return ThesisQuery(
+        id=raw["id"],
+        text=raw["text"],
+        intent=raw.get("intent", ""),
+        relevant=tuple(raw.get("relevant", ())),
+        kind=raw.get("kind", ""),
+        notes=raw.get("notes", ""),
+    )
 
 
 def thesis_set_from(data: dict[str, Any]) -> ThesisSet:
     """A thesis set from its decoded JSON."""
+    queries = tuple(_query(q) for q in data["queries"])
+    ids = [q.id for q in queries]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"thesis set {data['name']!r}: query ids repeat")
     return ThesisSet(
         name=data["name"],
         deployment=data.get("deployment", "default"),
         drawers=tuple(_drawer(d) for d in data["drawers"]),
-        queries=tuple(
-            ThesisQuery(
-                id=q["id"],
-                text=q["text"],
-                intent=q.get("intent", ""),
-                relevant=tuple(q.get("relevant", ())),
-                kind=q.get("kind", ""),
-                notes=q.get("notes", ""),
-            )
-            for q in data["queries"]
-        ),
+        queries=queries,
     )

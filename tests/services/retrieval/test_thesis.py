@@ -18,7 +18,7 @@ import pytest
 
 from services.evaluation.inprocess import InProcessTarget
 from services.evaluation.runners import run_thesis
-from services.evaluation.thesis import load_thesis_set
+from services.evaluation.thesis import load_thesis_set, nothing_stored_files
 
 REPO = Path(__file__).resolve().parents[3]
 OWN = REPO / "eval" / "sets" / "thesis"
@@ -33,7 +33,9 @@ async def target() -> AsyncIterator[InProcessTarget]:
 
 
 async def _rankers(target: InProcessTarget, path: Path) -> dict[str, Any]:
-    result = await run_thesis(target, load_thesis_set(path))
+    # With the "nothing stored" questions another writer wrote for the set's store.
+    thesis = load_thesis_set(path, extra_queries=nothing_stored_files(path))
+    result = await run_thesis(target, thesis)
     rankers: dict[str, Any] = result["rankers"]
     print(f"\n{path.name}: " + ", ".join(f"{k} {v['right_at_1']:.2f}" for k, v in rankers.items()))
     return rankers
@@ -51,6 +53,10 @@ async def test_decisions_win_over_discussion(target: InProcessTarget, dataset: s
     assert inferred["right_at_1"] >= 0.65, f"intent inferred: {inferred['right_at_1']:.2f}"
     assert inferred["intent_accuracy"] >= 0.55, f"intent accuracy {inferred['intent_accuracy']}"
     assert full["silence_accuracy"] >= 0.7, f"silence {full['silence_accuracy']:.2f}"
+    assert full["nothing_stored_n"] >= 18, "the set's nothing-stored questions were not loaded"
+    assert full["nothing_stored_silence"] >= 0.8, (
+        f"questions about nothing stored answered: silence {full['nothing_stored_silence']:.2f}"
+    )
     assert full["answered_at_default_floor"] >= 0.9, (
         f"the default floor silenced answerable queries: {full['answered_at_default_floor']:.2f}"
     )
@@ -67,6 +73,11 @@ async def test_companion_sets_are_answered_and_ordered(
     assert inferred["right_at_1"] >= 0.55, f"intent inferred: {inferred['right_at_1']:.2f}"
     assert full["narrative_set_recall_at_5"] >= 0.4, full["narrative_set_recall_at_5"]
     assert full["answered_at_default_floor"] >= 0.85, full["answered_at_default_floor"]
+    # The companion floor answers first (decision 0006): it silences most questions about a
+    # subject the store never touches, few about an untouched side of a stored person.
+    assert full["nothing_stored_silence"] >= 0.3, (
+        f"questions about nothing stored answered: silence {full['nothing_stored_silence']:.2f}"
+    )
 
 
 @pytest.mark.slow

@@ -17,7 +17,12 @@ from services.evaluation.locomo import (
     session_request,
 )
 from services.evaluation.scifact import load_beir, uniform_drawers
-from services.evaluation.thesis import load_thesis_set
+from services.evaluation.thesis import (
+    NOTHING_STORED,
+    NOTHING_STORED_DIR,
+    load_thesis_set,
+    nothing_stored_files,
+)
 from tests.evaluation.tiny import write_tiny_data
 
 EVAL = Path(__file__).resolve().parents[4] / "shared" / "eval"
@@ -96,3 +101,25 @@ def test_a_session_becomes_one_chunk_per_turn_with_speakers_and_date(tmp_path: P
     assert request.turns[0].occurred_at.ToDatetime(tzinfo=UTC) == datetime(
         2023, 5, 8, 13, 56, tzinfo=UTC
     )
+
+
+def test_nothing_stored_questions_join_their_thesis_set() -> None:
+    own = Path(__file__).resolve().parents[3] / "eval" / "sets" / "thesis"
+    sets = sorted(own.glob("*.json"))
+    assert sets, f"no thesis sets under {own}"
+    for path in sets:
+        extra = nothing_stored_files(path)
+        assert extra, f"{path.name}: no nothing-stored questions in {NOTHING_STORED_DIR}"
+        plain = load_thesis_set(path)
+        joined = load_thesis_set(path, extra_queries=extra)
+        added = joined.queries[len(plain.queries) :]
+        assert joined.drawers == plain.drawers
+        assert len(added) >= 18, f"{path.name}: {len(added)} nothing-stored questions"
+        assert all(q.kind == NOTHING_STORED and not q.relevant for q in added), path.name
+
+
+def test_repeated_query_ids_are_refused(tmp_path: Path) -> None:
+    own = Path(__file__).resolve().parents[3] / "eval" / "sets" / "thesis" / "default_a.json"
+    (tmp_path / "again.json").write_text(own.read_text())
+    with pytest.raises(ValueError, match="query ids repeat"):
+        load_thesis_set(own, extra_queries=[tmp_path / "again.json"])

@@ -20,12 +20,15 @@ def _thesis_ranker(right: float) -> dict[str, Any]:
         "topical_n": 4,
         "silence_accuracy": 1.0,
         "silence_n": 1,
+        "nothing_stored_silence": 0.5,
+        "nothing_stored_n": 2,
         "answered_at_default_floor": 0.75,
         "narrative_set_recall_at_5": math.nan,
         "narrative_n": 0,
         "by_kind": {
             "authority": {"right_at_1": right, "mrr": 0.75, "n": 4},
             "silence": {"silence_correct": 1.0, "n": 1},
+            "nothing_stored": {"silence_correct": 0.5, "n": 2},
         },
     }
 
@@ -106,7 +109,8 @@ def test_report_writes_markdown_json_and_pngs(tmp_path: Path) -> None:
     data = results()
     report = write_report(data, tmp_path)
     text = report.read_text()
-    assert "| full | 0.500 | 0.750 | 0.500 | 1.000 | 0.750 | — |" in text, text
+    assert "| full | 0.500 | 0.750 | 0.500 | 1.000 | 0.500 | 0.750 | — |" in text, text
+    assert "| nothing_stored | 0.500 | 0.500 | 2 |" in text, text
     assert "identical top-100 ranking on **3 of 3** queries" in text
     assert "| published BM25 | 0.665 |" in text
     assert "Retrieval only, no LLM-judged QA." in text
