@@ -73,7 +73,7 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v3"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v4"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]

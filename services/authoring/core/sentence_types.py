@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -38,10 +38,28 @@ class SentenceTypeModel(LinearTextClassifier):
     """A trained sentence classifier for one library."""
 
     library: str
+    # The session prior. The training sentences are balanced across labels; a session's
+    # memories are not (decisions and observations are common, acceptance criteria rare). A
+    # label's factor is (its share of a session's memories / its share of the training
+    # memories) ^ strength, counted from sessions written for it (`type_training`); the
+    # labels in `prior_exempt` (the canonical types) are never chosen or unchosen by it.
+    # Empty: the classifier's own probabilities decide.
+    label_weights: Mapping[str, float] = field(default_factory=dict)
+    prior_exempt: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         """The model as the JSON document `load_type_model` reads."""
-        return {"library": self.library, "labels": list(self.labels), **self.weights_json()}
+        document = {"library": self.library, "labels": list(self.labels), **self.weights_json()}
+        if self.label_weights:
+            document["label_weights"] = {k: round(v, 6) for k, v in self.label_weights.items()}
+            document["prior_exempt"] = sorted(self.prior_exempt)
+        return document
+
+    def with_prior(self, probabilities: Mapping[str, float]) -> dict[str, float]:
+        """`probabilities` times the session prior's factors, renormalised."""
+        scaled = {k: p * self.label_weights.get(k, 1.0) for k, p in probabilities.items()}
+        total = sum(scaled.values())
+        return {k: p / total for k, p in scaled.items()}
 
     def classify(
         self, text: str, vector: Vector | None, *, need_majority: Collection[str] = frozenset()
@@ -54,7 +72,12 @@ class SentenceTypeModel(LinearTextClassifier):
         argmax: among its ten types a pooled rule would keep 30 of the validation split's 63
         chatter and proposal sentences instead of 9, for 7 more of 630 memories kept
         (docs/decisions/0014). A label in `need_majority` is chosen only when it is likelier
-        than all the others together (P > 1/2); otherwise the likeliest of the rest is."""
+        than all the others together (P > 1/2); otherwise the likeliest of the rest is.
+
+        With a session prior, the classifier's own likeliest label stands when it is exempt
+        (a decision or a directive); otherwise the likeliest of the labels that are not
+        exempt is taken under the prior (an observation the classifier leans to call a spike
+        is more often an observation in a session)."""
         probabilities = self.probabilities(text, vector)
         allowed = [
             label
@@ -62,7 +85,12 @@ class SentenceTypeModel(LinearTextClassifier):
             if label not in need_majority or probabilities[label] > 0.5
         ]
         if self.library != COMPANION_MODE:
-            return max(allowed, key=lambda label: probabilities[label])
+            likeliest = max(allowed, key=lambda label: probabilities[label])
+            if not self.label_weights or likeliest in self.prior_exempt:
+                return likeliest
+            prior = self.with_prior(probabilities)
+            rest = [label for label in allowed if label not in self.prior_exempt]
+            return max(rest, key=lambda label: prior[label])
         if probabilities[NOT_A_MEMORY] > 0.5:
             return NOT_A_MEMORY
         kinds = (label for label in allowed if label != NOT_A_MEMORY)
@@ -73,6 +101,8 @@ class SentenceTypeModel(LinearTextClassifier):
         return cls(
             library=str(data["library"]),
             labels=tuple(data["labels"]),
+            label_weights={str(k): float(v) for k, v in data.get("label_weights", {}).items()},
+            prior_exempt=frozenset(data.get("prior_exempt", ())),
             **learned_from_json(data),
         )
 

@@ -3,6 +3,10 @@ validation split, their freshness against the labelled sentences, and the data's
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +16,12 @@ from services.authoring.core.sentence_types import (
     load_type_model,
     type_labels,
 )
-from services.authoring.type_training import data_files, load_sentences
+from services.authoring.type_training import (
+    data_files,
+    load_sentences,
+    prior_files,
+    session_prior,
+)
 from services.runtime.textclass_training import data_digest
 from services.vocabulary import COMPANION_TYPES, V2_TYPES
 
@@ -104,3 +113,52 @@ def test_a_label_that_needs_a_majority_is_chosen_only_with_one(
     chosen = model.classify("some words", None, need_majority={"decision", "directive"})
     assert chosen == label
     assert model.classify("some words", None) == max(probabilities, key=probabilities.__getitem__)
+
+
+def test_the_session_prior_reweights_and_never_touches_the_exempt_labels() -> None:
+    leaning = {"spike": 0.4, "observation": 0.35, "none": 0.25}
+    flat = _model_with("default", leaning)
+    prior = {"observation": 1.5, "spike": 0.5, "decision": 3.0}
+    model = dataclasses.replace(flat, label_weights=prior, prior_exempt=frozenset({"decision"}))
+    shifted = model.with_prior(flat.probabilities("some words", None))
+    assert shifted["observation"] == pytest.approx(0.525 / 0.975)
+    assert shifted["none"] == pytest.approx(0.25 / 0.975), "a label without a factor keeps 1"
+    assert flat.classify("some words", None) == "spike"
+    assert model.classify("some words", None) == "observation", "the prior picks the type"
+
+    # an exempt label the classifier leans to stands; the prior never reaches one
+    def biased(probabilities: dict[str, float]) -> SentenceTypeModel:
+        bias = np.log([probabilities.get(label, 1e-9) for label in model.labels])
+        return dataclasses.replace(model, bias=bias)
+
+    assert biased({"decision": 0.4, "spike": 0.35, "none": 0.25}).classify("w", None) == "decision"
+    # decision x 3 would win (1.05 against spike 0.2 and none 0.25), but it is exempt
+    assert biased({"spike": 0.4, "decision": 0.35, "none": 0.25}).classify("w", None) == "none"
+    back = SentenceTypeModel.from_json(model.to_json())
+    assert back.label_weights == prior and back.prior_exempt == {"decision"}
+    assert "label_weights" not in flat.to_json(), "no prior: the document is as before"
+
+
+def test_the_prior_is_each_types_share_of_a_sessions_memories(tmp_path: Path) -> None:
+    sessions = [{"expected": [{"type": "decision"}] * 8}]
+    path = tmp_path / "prior.json"
+    path.write_text(json.dumps({"mode": "default", "sessions": sessions}))
+    weights = session_prior("default", [path])
+    types = len(V2_TYPES)
+    assert set(weights) == set(V2_TYPES), "every memory type, never 'none'"
+    # add-one smoothing over the ten types: 9/18 of the memories are decisions against 1/10
+    # of the training memories; the strength takes the square root of the ratio
+    assert weights["decision"] == pytest.approx((9 / (8 + types) * types) ** 0.5)
+    assert weights["spike"] == pytest.approx((1 / (8 + types) * types) ** 0.5)
+    assert session_prior("companion") == {}, "the companion library has no prior sets"
+    path.write_text(json.dumps({"mode": "default", "sessions": [{"expected": [{"type": "x"}]}]}))
+    with pytest.raises(ValueError, match="outside the library"):
+        session_prior("default", [path])
+
+
+def test_the_shipped_default_model_carries_the_prior_of_its_sets() -> None:
+    model = load_type_model("default")
+    assert model.label_weights == pytest.approx(session_prior("default"), abs=1e-6)
+    assert model.metadata["session_prior_sets"] == [p.name for p in prior_files("default")]
+    assert "default_c.json" not in model.metadata["session_prior_sets"], "default_c is held out"
+    assert load_type_model("companion").label_weights == {}
