@@ -33,6 +33,7 @@ _DIAGNOSTICS: Final = (
     "candidates_considered",
     "intent_confidence",
     "topically_lifted",
+    "outside_relevance_window",
 )
 # Bookkeeping of a drawer no agent acts on (the drawer tools show it when asked for one).
 _DRAWER_BOOKKEEPING: Final = ("content_hash", "updated_at", "last_activity_at", "attributes")

@@ -520,6 +520,9 @@ def _search_response(
         ],
         intent_reasons=outcome.intent_reasons,
         topically_lifted=sum(1 for hit in outcome.hits if hit.scored.breakdown.lifted_by),
+        outside_relevance_window=sum(
+            1 for hit in outcome.hits if hit.scored.id in outcome.ranking.outside_window
+        ),
         results=results,
         dampening=convert.dampening(outcome.ranking.dampening),
         candidates_considered=outcome.candidates_considered,

@@ -198,6 +198,44 @@ async def test_inferred_intent_is_reported(retrieval: RunningRetrieval) -> None:
     assert 0.0 < reply.intent_confidence <= 1.0
 
 
+async def test_the_answer_counts_what_was_lifted_and_what_was_held_back(
+    retrieval: RunningRetrieval,
+) -> None:
+    cafeteria = drawer(
+        "dec-cafe",
+        "The office manager decided that the cafeteria serves lentil soup every Friday.",
+        "decision",
+        room="office/cafeteria",
+        pin=common_pb2.PIN_STATUS_PINNED,
+        signature="lentil soup every Friday",
+    )
+    await _index(retrieval, [*POOL, cafeteria])
+    request = retrieval_pb2.SearchRequest(
+        store=retrieval.store(),
+        query="how should Engram store vectors in Qdrant shards?",
+        intent="planning",
+        include_breakdown=True,
+        n_results=10,
+        min_score=-1.0,
+    )
+    request.as_of.CopyFrom(to_timestamp(NOW))
+    reply = await retrieval.stub.Search(request)
+    relevance = {h.drawer.id: h.breakdown.relevance for h in reply.results}
+    answering = {
+        h.drawer.id: max(relevance[h.drawer.id], relevance.get(h.breakdown.lifted_by, 0.0))
+        for h in reply.results
+    }
+    behind = {k for k, v in answering.items() if v < max(answering.values()) / 2}
+    assert "dec-cafe" in behind, f"a pinned decision on another topic: {answering}"
+    assert reply.outside_relevance_window == len(behind), (reply.outside_relevance_window, behind)
+    ids = [h.drawer.id for h in reply.results]
+    assert all(ids.index(k) > ids.index(o) for k in behind for o in set(ids) - behind), (
+        f"what the window holds back comes after every answer inside it: {ids}"
+    )
+    lifted = sum(1 for h in reply.results if h.breakdown.lifted_by)
+    assert reply.topically_lifted == lifted
+
+
 async def test_min_score_above_everything_is_silence(retrieval: RunningRetrieval) -> None:
     await _index(retrieval)
     reply = await retrieval.stub.Search(

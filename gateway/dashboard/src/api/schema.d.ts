@@ -2228,6 +2228,7 @@ export interface components {
             intent_mixture?: components["schemas"]["engram.v1.IntentShare"][];
             intent_reasons?: string[];
             notice?: string;
+            outside_relevance_window?: number;
             results?: components["schemas"]["engram.v1.SearchHit"][];
             timings?: components["schemas"]["engram.v1.SearchTimings"];
             topically_lifted?: number;

@@ -332,7 +332,8 @@ function QueryProfile({ answer }: { answer: S<"engram.v1.SearchResponse"> }) {
       </table>
       <p className="muted">
         {answer.candidates_considered ?? 0} candidates considered · {answer.topically_lifted ?? 0} lifted by a
-        topical neighbour · {Number(answer.timings?.total_ms ?? 0).toFixed(1)} ms (embed{" "}
+        topical neighbour · {answer.outside_relevance_window ?? 0} held behind the relevance window ·{" "}
+        {Number(answer.timings?.total_ms ?? 0).toFixed(1)} ms (embed{" "}
         {Number(answer.timings?.embed_ms ?? 0).toFixed(1)}, candidates {Number(answer.timings?.candidates_ms ?? 0).toFixed(1)},
         scoring {Number(answer.timings?.scoring_ms ?? 0).toFixed(1)})
       </p>
