@@ -66,11 +66,15 @@ SALIENCE_CAP: Final = 1.0
 SECONDS_PER_WEEK: Final = 7 * 24 * 60 * 60
 
 # w_sal: debugging wants recent state (1.5); planning wants authority over recency (0.8).
-# Companion intents (the seed names no weight for them): only state_check asks about *now*,
-# so it takes salience as it is; what the user wants, prefers, thinks or once told the
-# companion does not grow less true because nobody asked about it lately (a changed
-# preference is deprecated, not decayed), so those intents ignore salience. Measured on
-# Engram's companion development sets: right@1 0.44 → 0.66 against salience as it is.
+# Companion intents (the seed names no weight for them): what the user wants, prefers, thinks
+# or once told the companion does not grow less true because nobody asked about it lately (a
+# changed preference is deprecated, not decayed), so those intents ignore salience. Measured
+# on Engram's companion development sets: right@1 0.44 → 0.66 against salience as it is.
+# state_check asks about *now* and keeps half the exponent: at the full exponent a pinned
+# memory (which never decays) about something else outranked the months-old observation of
+# the current state (salience 0.85 against 0.39); at 0.5 the spread halves (0.92 against
+# 0.62). Companion right@1 0.703 → 0.784 (set c) and 0.639 → 0.667 (d), nothing lower, on
+# the sets it was chosen on; unchanged on companion_e (docs/scoring.md).
 W_SAL_BY_INTENT: Final[Mapping[str, float]] = MappingProxyType(
     {
         "debugging": 1.5,
@@ -79,6 +83,7 @@ W_SAL_BY_INTENT: Final[Mapping[str, float]] = MappingProxyType(
         "preference": 0.0,
         "reflection": 0.0,
         "recall": 0.0,
+        "state_check": 0.5,
     }
 )
 
