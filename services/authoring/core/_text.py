@@ -126,7 +126,13 @@ _IRREGULAR_PAST: Final = frozenset(
     {"went", "said", "thought", "felt", "made", "took", "got", "saw", "knew", "found", "told",
      "left", "kept", "ran", "wrote", "chose", "spent", "built", "bought", "brought", "came",
      "began", "became", "gave", "heard", "meant", "met", "paid", "put", "read", "sent", "set",
-     "sat", "slept", "stood", "understood", "won", "lost", "forgot", "ate", "drank"}
+     "sat", "slept", "stood", "understood", "won", "lost", "forgot", "ate", "drank", "sold",
+     "drove", "flew", "wore", "broke", "fell", "caught", "taught", "held", "led", "fed", "lent",
+     "hid", "rode", "rose", "shook", "threw", "drew", "grew", "swam", "sang", "rang", "dug",
+     "hung", "fought", "sought", "spoke", "woke", "froze", "stole", "forgave", "bit", "lit",
+     "shot", "tore", "swore", "fled", "bled", "bent", "dealt", "learnt", "burnt", "knelt",
+     "leapt", "crept", "swept", "wept", "slid", "stuck", "struck", "sank", "shrank", "withdrew",
+     "overslept", "mistook", "overtook", "rebuilt", "rewrote", "redid", "did", "was"}
 )  # fmt: skip
 _SINGULAR: Final = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does",
                     "go": "goes", "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",

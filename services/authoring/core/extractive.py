@@ -93,12 +93,23 @@ _PROSE_LABELS: Final = frozenset(
      "context", "caveat", "tip", "important", "re", "subject", "ps"}
 )  # fmt: skip
 # A speaker label: a role, a handle ("dana.k", "coding-agent") or a name of up to four
-# capitalised words ("Kyle Smith:", "Raj Patel.").
+# capitalised words in any alphabet ("Kyle Smith:", "Raj Patel.", "Élodie:", "Ōta Ren:");
+# `_label_line` checks the capitals, which `re` cannot class beyond ASCII.
 _LABEL: Final = re.compile(
-    r"^\s*(?P<label>[A-Za-z][\w.\-]{0,40}(?: [A-Z][\w.\-]{0,40}){0,3})"
+    r"^\s*(?P<label>[^\W\d_][\w.\-]{0,40}(?: [^\W\d_][\w.\-]{0,40}){0,3})"
     r"\s*:\s+(?P<text>.*)$"
 )
 _HANDLE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*[._\-][\w.\-]*[A-Za-z0-9]$")
+
+
+def _label_line(line: str) -> re.Match[str] | None:
+    """`line` split as "label: text" when it opens with a speaker label (every word after
+    the first capitalised: "Raj Patel: …", never "the thing is: …")."""
+    match = _LABEL.match(line)
+    if match is None or not all(w[0].isupper() for w in match.group("label").split()[1:]):
+        return None
+    return match
+
 
 _I = r"(?:I|i)"
 _CUE = re.IGNORECASE
@@ -294,7 +305,7 @@ class _Cast:
         self._user = normalise_space(request.user_name.replace("_", " "))
         # The session's own speakers (the chunks' labels): a line headed by one is a turn.
         heads = (
-            _LABEL.match(line.lstrip())
+            _label_line(line.lstrip())
             for c in request.chunks
             if not c.speaker.strip()
             for line in c.content.splitlines()
@@ -392,7 +403,7 @@ def _turns(chunk: ComposeChunk, cast: _Cast) -> Iterator[_Turn]:
     for line in chunk.content.splitlines():
         if line.lstrip().startswith("[tool"):
             continue
-        match = _LABEL.match(line)
+        match = _label_line(line)
         if match is not None and cast.is_label(
             match.group("label"), chunk_has_speaker=bool(chunk.speaker.strip())
         ):

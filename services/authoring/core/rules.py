@@ -403,7 +403,8 @@ _LOG_LINE: Final = re.compile(
     r"|\[?\d{1,2}:\d{2}(?::\d{2})?\]?\s)",
     re.IGNORECASE,
 )
-_SPEAKER_LINE: Final = re.compile(r"^\s*[A-Z][A-Za-z0-9_]{1,40}:\s")
+# "Name: …" in any alphabet; `_is_speaker_line` checks the capital.
+_SPEAKER_LINE: Final = re.compile(r"^\s*(?P<name>[^\W\d_]\w{1,40}):\s")
 _WORD: Final = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _FIRST_PERSON_LOWER: Final = frozenset(
     {"me", "my", "mine", "myself", "we", "we're", "we've", "we'd", "we'll", "us", "our",
@@ -499,13 +500,19 @@ def signing_hint(content: str, memory_type: str, *, signed: bool) -> str | None:
     return None
 
 
+def _is_speaker_line(line: str) -> bool:
+    match = _SPEAKER_LINE.match(line)
+    return match is not None and match.group("name")[0].isupper()
+
+
 def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> list[str]:
     """Soft warnings for shapes the seed calls wrong; an empty list for a well-framed drawer."""
     warnings: list[str] = []
     lines = [line for line in content.splitlines() if line.strip()]
     log_line = next((line for line in lines if _LOG_LINE.match(line)), None)
-    if log_line is None and sum(1 for line in lines if _SPEAKER_LINE.match(line)) >= 2:
-        log_line = next(line for line in lines if _SPEAKER_LINE.match(line))
+    speaker_lines = [line for line in lines if _is_speaker_line(line)]
+    if log_line is None and len(speaker_lines) >= 2:
+        log_line = speaker_lines[0]
     first, third = _first_person_count(content), _subject_count(content)
     if log_line is not None:
         warnings.append(

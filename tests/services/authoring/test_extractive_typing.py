@@ -59,7 +59,9 @@ async def test_composition_is_deterministic(embedder: EmbedderClient) -> None:
     assert first == await invoker.compose(engineering_session())
 
 
-@pytest.mark.parametrize("name", ["default_a", "default_b", "default_c", "companion_a"])
+@pytest.mark.parametrize(
+    "name", ["default_a", "default_b", "default_c", "default_d", "companion_a", "companion_b"]
+)
 async def test_the_composer_set_stays_above_its_floor(name: str, embedder: EmbedderClient) -> None:
     """Floors well under today's figures (docs/evaluation.md): a regression, not noise."""
     sessions = load_composer_set(COMPOSER_SETS / f"{name}.json")

@@ -738,6 +738,19 @@ def test_a_multi_word_name_is_a_speaker_label() -> None:
     ]
 
 
+@pytest.mark.parametrize("name", ["Élodie", "Ōta Ren", "Łukasz Żak", "Ирина"])
+def test_a_name_in_any_alphabet_is_a_speaker_label_never_glued_in(name: str) -> None:
+    lines = (f"{name}: started at 3h30 like always.", "assistant: Long day at the bakery?")
+    request = session(*lines, mode="companion", speaker=name, user_name=name)
+    assert contents(request, "observation") == [f"{name} started at 3h30 like always."]
+
+
+def test_a_lowercase_word_after_a_name_is_prose_not_a_label() -> None:
+    line = "Élodie said this: the supplier raised the flour price again."
+    request = session(line, mode="companion", speaker="Élodie", user_name="Élodie")
+    assert said(request) == [line]
+
+
 def test_prose_labels_are_neither_speakers_nor_content() -> None:
     line = "Note: the retrieval tier answers in about 40 ms per query."
     assert contents(session(line, speaker="The_Engineer"), "observation") == [

@@ -356,6 +356,7 @@ def test_a_well_framed_drawer_has_no_warnings() -> None:
         "2025-03-04 10:12 The daemon restarted after the lock timed out.",
         "[10:12] Kyle said the daemon restarted.",
         "The_Architect: we use Redis.\nThe_Engineer: agreed, Redis it is.",
+        "Élodie: started at 3h30.\nÉmile: same as always then.",
     ],
 )
 def test_a_verbatim_log_is_warned_about_not_refused(content: str) -> None:
