@@ -106,18 +106,23 @@ async def test_index_is_idempotent_by_id(retrieval: RunningRetrieval) -> None:
     assert stats.drawers == len(POOL), f"re-indexing must not duplicate: {stats.drawers}"
 
 
-async def test_search_puts_the_decision_first_for_planning(retrieval: RunningRetrieval) -> None:
-    await _index(retrieval)
+async def _planning_search(r: RunningRetrieval, *, n_results: int) -> retrieval_pb2.SearchResponse:
+    """A planning question about vector storage, every candidate ranked, with breakdowns."""
     request = retrieval_pb2.SearchRequest(
-        store=retrieval.store(),
+        store=r.store(),
         query="how should Engram store vectors in Qdrant shards?",
         intent="planning",
         include_breakdown=True,
-        n_results=5,
+        n_results=n_results,
         min_score=-1.0,
     )
     request.as_of.CopyFrom(to_timestamp(NOW))
-    reply = await retrieval.stub.Search(request)
+    return await r.stub.Search(request)
+
+
+async def test_search_puts_the_decision_first_for_planning(retrieval: RunningRetrieval) -> None:
+    await _index(retrieval)
+    reply = await _planning_search(retrieval, n_results=5)
     ids = [hit.drawer.id for hit in reply.results]
     assert ids[0] == "dec-1", f"the live decision should win, got {ids}"
     assert "old-1" not in ids, "deprecated drawers are left out by default"
@@ -210,16 +215,7 @@ async def test_the_answer_counts_what_was_lifted_and_what_was_held_back(
         signature="lentil soup every Friday",
     )
     await _index(retrieval, [*POOL, cafeteria])
-    request = retrieval_pb2.SearchRequest(
-        store=retrieval.store(),
-        query="how should Engram store vectors in Qdrant shards?",
-        intent="planning",
-        include_breakdown=True,
-        n_results=10,
-        min_score=-1.0,
-    )
-    request.as_of.CopyFrom(to_timestamp(NOW))
-    reply = await retrieval.stub.Search(request)
+    reply = await _planning_search(retrieval, n_results=10)
     relevance = {h.drawer.id: h.breakdown.relevance for h in reply.results}
     answering = {
         h.drawer.id: max(relevance[h.drawer.id], relevance.get(h.breakdown.lifted_by, 0.0))
