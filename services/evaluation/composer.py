@@ -119,7 +119,8 @@ def named_first(content: str, session: ComposerSession) -> str | None:
     for label in {s for s, _ in session.turns}:
         names = [" ".join(re.split(r"[_\s]+", label.lower())).strip()]
         names += _ROLE_NAMES.get(label.lower(), ())
-        if label.lower() in ("user", "human") and session.user_name:
+        # the person the session is about, under a role label or a chat export's "me"
+        if label.lower() in ("user", "human", "me") and session.user_name:
             names.append(session.user_name.lower())
         for name in names:
             found = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)

@@ -80,7 +80,8 @@ Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
 
 _MIN_WORDS: Final = 5
 
-_USER_ROLES: Final = frozenset({"user", "human", "customer"})
+# "me": a chat export's label for the person who exported it.
+_USER_ROLES: Final = frozenset({"user", "human", "customer", "me"})
 # "companion": in a companion store the AI is the companion, whatever else it is called.
 _ASSISTANT_ROLES: Final = frozenset(
     {"assistant", "ai", "bot", "model", "agent", "chatbot", "gpt", "companion"}
@@ -118,8 +119,8 @@ _CUE = re.IGNORECASE
 _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
     r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|fine|"
-    r"understood|correct|exactly)(?:\s*[,!]|\s+[—–-])|"
-    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|"
+    r"understood|correct|exactly|not yet|not really|maybe later|of course)(?:\s*[,!]|\s+[—–-])|"
+    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|yes|yeah|yep|"
     r"honestly|actually|basically|anyway)[,!]?\s+)+",
     _CUE,
 )
@@ -427,7 +428,7 @@ _WANT_FOLLOW_UP: Final = " Worth asking about it later if they don't bring it up
 # scanners to Zone C", "rebuilt the index"): a past tense (regular, or a common irregular one),
 # not a passive ("Caused by …") and not a feeling or state ("Tired of it" stays reported).
 _DONE_OPENER: Final = re.compile(
-    r"^(?:(?!embed\b)[a-z]{3,}(?<!e)ed|built|rebuilt|wrote|rewrote|ran|reran|found|made|took|"
+    r"^(?:(?:just|already|finally|only|actually)\s+)?(?:(?!embed\b)[a-z]{3,}(?<!e)ed|built|rebuilt|wrote|rewrote|ran|reran|found|made|took|"
     r"sent|kept|left|got|brought|began|did|redid|went|saw|spent|paid|met|bought|sold|told|"
     r"gave|held|led|won|lost|drew|chose|broke|caught|taught|thought)\s+(?!by\b)",
     _CUE,

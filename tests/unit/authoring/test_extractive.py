@@ -473,6 +473,8 @@ def test_a_sentences_capital_is_lowered_after_that_unless_the_session_uses_it_as
          "Ana checked remotely, the battery reads 11.2V."),
         ("Lin: Rebuilt the image without the debug symbols.", "implementation",
          "Lin rebuilt the image without the debug symbols."),
+        ("Lin: Just rebuilt the image without the debug symbols.", "implementation",
+         "Lin just rebuilt the image without the debug symbols."),
         # a passive or a feeling is no report of something the speaker did
         ("Ana: Caused by a stale cache entry on the edge node.", "bug",
          "Ana reported that caused by a stale cache entry on the edge node."),
@@ -711,6 +713,14 @@ def test_interjections_and_greetings_do_not_open_a_drawer(line: str, kept: str) 
          "the Y9 group keeps its lab every week."),
         ("Kenji: No one has signed off the March rota yet.",
          "No one has signed off the March rota yet."),
+        # a short answer before a comma, and a yes that chat does not punctuate
+        ("Ben: not yet, I want to see how the review goes first.",
+         "I want to see how the review goes first."),
+        ("Ben: maybe later, the kids have homework tonight.",
+         "the kids have homework tonight."),
+        ("Arjun: yes the 8 inch dobsonian finally arrived", "the 8 inch dobsonian finally arrived"),
+        ("Kenji: Not yet finished, the rota still has gaps.",
+         "Not yet finished, the rota still has gaps."),
     ],
 )  # fmt: skip
 def test_an_answer_word_before_a_dash_is_a_lead_in(line: str, kept: str) -> None:
@@ -749,6 +759,15 @@ def test_a_lowercase_word_after_a_name_is_prose_not_a_label() -> None:
     line = "Élodie said this: the supplier raised the flour price again."
     request = session(line, mode="companion", speaker="Élodie", user_name="Élodie")
     assert said(request) == [line]
+
+
+def test_a_chat_exports_me_is_the_user() -> None:
+    lines = ("me: I never work with venues that force their in-house caterer.", "Lwazi: true")
+    request = session(*lines, mode="companion", user_name="Thandi")
+    assert contents(request, "preference") == [
+        "Thandi never works with venues that force their in-house caterer."
+    ]
+    assert [d.speaker for d in typed(request, "preference")] == ["me"]
 
 
 def test_prose_labels_are_neither_speakers_nor_content() -> None:
