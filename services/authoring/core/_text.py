@@ -136,8 +136,12 @@ _IRREGULAR_PAST: Final = frozenset(
 )  # fmt: skip
 _SINGULAR: Final = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does",
                     "go": "goes", "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",
-                    "weren't": "wasn't"}  # fmt: skip
-_PLURAL: Final = {"am": "are", "was": "were"}
+                    "weren't": "wasn't", "wanna": "wants to", "gotta": "has to",
+                    "dont": "doesn't"}  # fmt: skip
+_PLURAL: Final = {"am": "are", "was": "were", "wanna": "want to", "gotta": "have to",
+                  "dont": "don't"}  # fmt: skip
+# Chat's apostrophe-less "I'm" and "I've" (the contraction each stands for).
+_UNMARKED_I: Final = {"im": "m", "Im": "m", "ive": "ve"}
 
 
 def _conjugate(verb: str, *, singular: bool) -> str:
@@ -194,6 +198,8 @@ def third_person(
             subject = (name, True)
         elif head == "i" and tail in _AUX:
             replacement = f"{name} {_AUX[tail][0]}"
+        elif word in _UNMARKED_I:  # chat's "im", "Im", "ive" ("Ive" may be a name)
+            replacement = f"{name} {_AUX[_UNMARKED_I[word]][0]}"
         elif lower in ("me", "myself", "my", "mine"):
             if named:
                 replacement = {"me": "them", "myself": "themself", "my": "their"}.get(

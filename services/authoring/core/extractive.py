@@ -422,7 +422,7 @@ _CODE: Final = re.compile(
     r"```|^\s*(?:\$ |>>>|#!|def |class |import |from \S+ import |return |const |let |var |"
     r"function |SELECT |INSERT |UPDATE |Traceback|at [\w.$]+\()|[{};]\s*$|^\s*[\w.]+\s*=\s*\S",
 )
-_FIRST_PERSON_LEAD: Final = re.compile(r"^(?:i|i['’](?:m|ve|d|ll)|my|me)\b", _CUE)
+_FIRST_PERSON_LEAD: Final = re.compile(r"^(?:i|i['’](?:m|ve|d|ll)|(?-i:im|Im|ive)|my|me)\b", _CUE)
 _WANT_FOLLOW_UP: Final = " Worth asking about it later if they don't bring it up."
 # A report that opens with its verb, the speaker its unsaid subject ("Reassigned four
 # scanners to Zone C", "rebuilt the index"): a past tense (regular, or a common irregular one),

@@ -761,6 +761,14 @@ def test_a_lowercase_word_after_a_name_is_prose_not_a_label() -> None:
     assert said(request) == [line]
 
 
+def test_chat_without_apostrophes_still_speaks_in_the_first_person() -> None:
+    lines = ("Ji-woo: im in year 3 of my phd and the grant renewal is stressing me out",)
+    request = session(*lines, mode="companion", user_name="Ji-woo")
+    assert contents(request, "observation") == [
+        "Ji-woo is in year 3 of their phd and the grant renewal is stressing them out."
+    ]
+
+
 def test_a_chat_exports_me_is_the_user() -> None:
     lines = ("me: I never work with venues that force their in-house caterer.", "Lwazi: true")
     request = session(*lines, mode="companion", user_name="Thandi")
