@@ -122,7 +122,9 @@ _ADVERBS: Final = frozenset(
      "actually", "definitely", "totally", "honestly", "already", "sometimes", "rarely", "mostly",
      "generally", "truly", "absolutely", "even", "probably"}
 )  # fmt: skip
-_IRREGULAR_PAST: Final = frozenset(
+# Common irregular past tenses: kept as they are after a third-person subject, and (less the
+# forms spelled like their base, `PAST_SPELLED_AS_BASE`) the verbs a bare report may open with.
+IRREGULAR_PAST: Final = frozenset(
     {"went", "said", "thought", "felt", "made", "took", "got", "saw", "knew", "found", "told",
      "left", "kept", "ran", "wrote", "chose", "spent", "built", "bought", "brought", "came",
      "began", "became", "gave", "heard", "meant", "met", "paid", "put", "read", "sent", "set",
@@ -132,8 +134,10 @@ _IRREGULAR_PAST: Final = frozenset(
      "hung", "fought", "sought", "spoke", "woke", "froze", "stole", "forgave", "bit", "lit",
      "shot", "tore", "swore", "fled", "bled", "bent", "dealt", "learnt", "burnt", "knelt",
      "leapt", "crept", "swept", "wept", "slid", "stuck", "struck", "sank", "shrank", "withdrew",
-     "overslept", "mistook", "overtook", "rebuilt", "rewrote", "redid", "did", "was"}
+     "overslept", "mistook", "overtook", "rebuilt", "rewrote", "reran", "redid", "did", "was"}
 )  # fmt: skip
+# Pasts an imperative shares ("Put it on the list", "Read the spec", "Set a reminder").
+PAST_SPELLED_AS_BASE: Final = frozenset({"put", "read", "set"})
 _SINGULAR: Final = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does",
                     "go": "goes", "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",
                     "weren't": "wasn't", "wanna": "wants to", "gotta": "has to",
@@ -152,7 +156,7 @@ def _conjugate(verb: str, *, singular: bool) -> str:
     if lower in _SINGULAR:
         return _SINGULAR[lower]
     past = lower.endswith("ed") and not lower.endswith("eed")
-    if lower in _MODALS or past or lower in _IRREGULAR_PAST or "'" in lower or lower.endswith("s"):
+    if lower in _MODALS or past or lower in IRREGULAR_PAST or "'" in lower or lower.endswith("s"):
         return verb
     if lower.endswith(("sh", "ch", "x", "z", "o")):
         return verb + "es"

@@ -52,6 +52,8 @@ import numpy.typing as npt
 
 from services.authoring.core._text import (
     AGENT_HANDLE,
+    IRREGULAR_PAST,
+    PAST_SPELLED_AS_BASE,
     choose_signature,
     lower_first,
     normalise_space,
@@ -428,9 +430,10 @@ _WANT_FOLLOW_UP: Final = " Worth asking about it later if they don't bring it up
 # scanners to Zone C", "rebuilt the index"): a past tense (regular, or a common irregular one),
 # not a passive ("Caused by …") and not a feeling or state ("Tired of it" stays reported).
 _DONE_OPENER: Final = re.compile(
-    r"^(?:(?:just|already|finally|only|actually)\s+)?(?:(?!embed\b)[a-z]{3,}(?<!e)ed|built|rebuilt|wrote|rewrote|ran|reran|found|made|took|"
-    r"sent|kept|left|got|brought|began|did|redid|went|saw|spent|paid|met|bought|sold|told|"
-    r"gave|held|led|won|lost|drew|chose|broke|caught|taught|thought)\s+(?!by\b)",
+    r"^(?:(?:just|already|finally|only|actually)\s+)?"
+    r"(?:(?!embed\b)[a-z]{3,}(?<!e)ed|"
+    + "|".join(sorted(IRREGULAR_PAST - PAST_SPELLED_AS_BASE, key=lambda w: (-len(w), w)))
+    + r")\s+(?!by\b)",
     _CUE,
 )
 # Chat drops the "I" ("can't sleep", "need to call the landlord", "thinking about starting

@@ -475,6 +475,9 @@ def test_a_sentences_capital_is_lowered_after_that_unless_the_session_uses_it_as
          "Lin rebuilt the image without the debug symbols."),
         ("Lin: Just rebuilt the image without the debug symbols.", "implementation",
          "Lin just rebuilt the image without the debug symbols."),
+        # any irregular past the third-person rewrite knows
+        ("Ana: Drove out to the substation to check the breaker.", "implementation",
+         "Ana drove out to the substation to check the breaker."),
         # a passive or a feeling is no report of something the speaker did
         ("Ana: Caused by a stale cache entry on the edge node.", "bug",
          "Ana reported that caused by a stale cache entry on the edge node."),
