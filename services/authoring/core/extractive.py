@@ -75,7 +75,7 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v4"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v5"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
@@ -122,7 +122,7 @@ _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
     r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|fine|"
     r"understood|correct|exactly|not yet|not really|maybe later|of course)(?:\s*[,!]|\s+[—–-])|"
-    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|yes|yeah|yep|"
+    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|then|yes|yeah|yep|"
     r"honestly|actually|basically|anyway)[,!]?\s+)+",
     _CUE,
 )
@@ -135,7 +135,8 @@ _FILLER: Final = re.compile(
     _CUE,
 )
 _IMPERATIVE: Final = re.compile(
-    r"^(?:please\s+)?(?P<cue>always|never|do not|don't|make sure to|be sure to)\s+(?P<rest>.+)$",
+    r"^(?:please\s+)?(?P<cue>always|never|do not|don't|dont|make sure to|be sure to)\s+"
+    r"(?P<rest>.+)$",
     _CUE,
 )
 
@@ -165,14 +166,25 @@ _ACTION_VERBS: Final = frozenset(
      "rotate", "route", "run", "scale", "schedule", "send", "set", "ship", "shut", "sign",
      "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "swap", "switch",
      "sync", "tag", "take", "tell", "text", "throttle", "top", "track", "treat", "turn",
-     "update", "upgrade", "use", "verify", "waive", "warn", "write"}
+     "update", "upgrade", "use", "verify", "waive", "warn", "write",
+     # more of the same kind: acting on things, people and work
+     "benchmark", "compare", "configure", "decline", "deny", "disconnect", "double", "draft",
+     "embed", "grant", "halve", "help", "hotfix", "inform", "install", "investigate",
+     "isolate", "lower", "measure", "mention", "monitor", "patch", "pilot", "prepare",
+     "quarantine", "recheck", "recommend", "reinstall", "remind", "report", "reprocess",
+     "reproduce",
+     "reschedule", "reserve", "retest", "revoke", "share", "suggest", "tighten", "try",
+     "upload", "wait"}
 )  # fmt: skip
 _OBJECT_START: Final = frozenset(
     {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",
      "each", "our", "my", "your", "their", "his", "her", "its", "both", "some", "no", "only",
      "first", "up", "out", "off", "back", "down", "over", "on", "in", "with", "to", "away",
-     "ahead", "everything", "everyone", "anything", "nothing"}
+     "ahead", "everything", "everyone", "anything", "nothing", "someone", "sure"}
 )  # fmt: skip
+# An instruction whose object is the speaker ("Remind me how …", "help us pick …") asks the
+# listener for something; it settles nothing about the work.
+_SPEAKER_OBJECT: Final = frozenset({"me", "us"})
 # Words that make an instruction a standing rule rather than one act.
 _STANDING_RULE: Final = re.compile(
     r"\b(?:from\s+(?:now|today)\s+on|going\s+forward|from\s+here\s+on|always|never|every|"
@@ -202,6 +214,33 @@ _NOT_AN_OBJECT_VERB: Final = frozenset(
     {"is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could",
      "should", "may", "might", "must", "does", "did", "isn't", "wasn't", "doesn't", "didn't"}
 )  # fmt: skip
+# Verbs whose base form after a plural noun shows that the noun was the subject: "Drop rates
+# live in remote config" is a report, not an order.
+_REPORTING_VERBS: Final = _ACTION_VERBS | frozenset(
+    {"average", "belong", "climb", "come", "contain", "cost", "crash", "creep", "depend",
+     "differ", "drift", "equal", "exceed", "exist", "fail", "fall", "feel", "fit", "grow",
+     "hang", "happen", "jump", "lack", "lag", "land", "lead", "leak", "live", "look", "match",
+     "matter", "mean", "miss", "need", "pass", "peak", "point", "reach", "remain", "rise",
+     "say", "seem", "show", "shrink", "sit", "sound", "spike", "stall", "stand", "tend",
+     "total", "trigger", "vary", "want", "work"}
+)  # fmt: skip
+# Verbs seldom used as plural nouns: their "-s" form right after a verb's spelling ("Price
+# comes down") is the subject's verb.
+_LINKING_VERBS: Final = frozenset(
+    {"apply", "belong", "come", "depend", "exist", "feel", "go", "happen", "look", "matter",
+     "mean", "need", "remain", "say", "seem", "show", "sound", "stand", "tend", "vary", "want"}
+)  # fmt: skip
+# Verbs whose "-s" form is seldom a plural noun ("runs", "costs", "drops" often are).
+_SUBJECT_VERBS: Final = _LINKING_VERBS | frozenset(
+    {"break", "crash", "fail", "get", "keep", "stay", "take", "work"}
+)
+# Where a clause ends: what follows may have a subject and verb of its own.
+_CLAUSE_END: Final = re.compile(
+    r"[,;:()]|\s[—–-]\s|\s(?:and|but|so|or|because|since|until|unless|while|when|if|before|"
+    r"after|once|whenever|where|which|who|that)\s",
+    _CUE,
+)
+_CLAUSE_WORDS: Final = re.compile(r"[A-Za-z][\w'’-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,15 +250,68 @@ class _Instruction:
 
     action: str
     negated: bool = False
-    when: str = ""
+    when: str = ""  # "from now on", or a condition with its comma ("whenever it fails,")
     asked: str | None = None  # a request ("please"): whom it asks, "" when unnamed
+    for_speaker: bool = False  # the speaker is its object ("remind me …"): a favour asked
+
+
+# "Whenever a box smells of vinegar, isolate it": the condition a standing instruction holds
+# under, before its verb.
+_CONDITION_OPENING: Final = re.compile(
+    r"^(?P<when>(?:whenever|if|when|once|each\s+time|every\s+time|any\s+time)\s[^,;.?!]{3,90}),"
+    r"\s+",
+    _CUE,
+)
+# "Then report the 1.6 version", "just have the API reject them": the instruction after a
+# connective.
+_INSTRUCTION_ADVERB: Final = re.compile(r"^(?:then|just|now|first|instead)\s*,?\s+", _CUE)
+
+
+def _lower_word(text: str) -> str:
+    """`text` with its first word lowercased unless it is all capitals ("Whenever" → "whenever",
+    "QA" kept)."""
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    return text if first.isupper() else text[:1].lower() + text[1:]
+
+
+def _finite_verb(word: str) -> bool:
+    """Whether `word` reads as a verb with a subject of its own: an auxiliary, a past tense,
+    or the third-person form of a common verb ("looks", "fails", "applies")."""
+    lower = word.lower().replace("’", "'")
+    if lower in _NOT_AN_OBJECT_VERB or lower in IRREGULAR_PAST - PAST_SPELLED_AS_BASE:
+        return True
+    if len(lower) > 4 and lower.endswith("ed") and not lower.endswith("eed"):
+        return True
+    return (
+        (lower.endswith("ies") and f"{lower[:-3]}y" in _SUBJECT_VERBS)
+        or (lower.endswith("es") and lower[:-2] in _SUBJECT_VERBS)
+        or (lower.endswith("s") and lower[:-1] in _SUBJECT_VERBS)
+    )
+
+
+def _acts_on_its_clause(rest: str) -> bool:
+    """Whether the verb opening `rest` governs the rest of its clause: an object follows it
+    and no verb of the object's own does ("Exclude rev C from 2.4.1" acts; in "Pick rate on
+    nights looks low", "Offer sent at 18:12", "Drop rates live in config" the words after
+    the first are a subject and its verb)."""
+    clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+    words = [word.lower() for word in _CLAUSE_WORDS.findall(clause)]
+    if len(words) < 2 or any(_finite_verb(word) for word in words[2:]):
+        return False
+    head = words[1]
+    if _finite_verb(head):
+        return False  # "Price comes down", "Offer sent to Marsh at 18:12"
+    # a plural subject and its verb: "Drop rates live in remote config"
+    return not (head.endswith("s") and len(words) > 2 and words[2] in _REPORTING_VERBS)
 
 
 def _bare_imperative(sentence: str) -> _Instruction | None:
-    """The instruction when `sentence` opens (after "from now on", "let's") with its verb
-    (`_ACTION_VERBS`, then an object: "Order 5 tonnes", "Tell Maya"); else None."""
-    opening = _RULE_OPENING.match(sentence)
+    """The instruction when `sentence` opens (after "from now on", a condition, "let's",
+    "then") with its verb (`_ACTION_VERBS`, then an object: "Order 5 tonnes", "Tell Maya",
+    "Isolate box 11", "Remind me …"); else None."""
+    opening = _RULE_OPENING.match(sentence) or _CONDITION_OPENING.match(sentence)
     rest = sentence[opening.end() :] if opening else sentence
+    rest = _INSTRUCTION_ADVERB.sub("", rest, count=1)
     please = _PLEASE.match(rest)
     rest = rest[please.end() :] if please else rest
     lets = None if please else _LETS.match(rest)
@@ -227,22 +319,29 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     words = _OPENING_WORDS.findall(rest[:80])
     if lets and len(words) > 2 and words[0].lower() in ("also", "just"):
         words = words[1:]  # "let's also add …"
-    if len(words) < 2 or words[0].lower() not in _ACTION_VERBS:
-        return None
+    if len(words) < 2 or words[0].lower() not in _ACTION_VERBS or words[0].isupper():
+        return None  # "DO came out at 38 ppb": an acronym, not a verb
     following = words[1]
     named = (following[0].isdigit() or following[0].isupper()) and not (
         following.endswith(("'s", "’s"))  # "Route 42's on-time performance …"
         or (len(words) > 2 and words[2].lower() in _NOT_AN_OBJECT_VERB)
     )
+    for_speaker = following.lower() in _SPEAKER_OBJECT and not lets
     if not (
         lets  # after "let's" the verb is enough: "let's stay on Postgres"
         or following.lower() in _OBJECT_START
+        or for_speaker
         or named
-    ):
+        or (following[0].islower() and _acts_on_its_clause(rest))
+    ) or following.lower() in _NOT_AN_OBJECT_VERB | {"been"}:
         return None
-    when = opening["when"].lower() if opening else ""
-    asked = (please["to"] or "") if please else None
-    return _Instruction(rest, negated=bool(lets and lets["negated"]), when=when, asked=asked)
+    when = ""
+    if opening is not None:
+        condition = opening["when"]
+        when = condition.lower() if opening.re is _RULE_OPENING else f"{_lower_word(condition)},"
+    asked = (please["to"] or "") if please else ("" if for_speaker else None)
+    negated = bool(lets and lets["negated"])
+    return _Instruction(rest, negated=negated, when=when, asked=asked, for_speaker=for_speaker)
 
 
 # Decision cues spoken by the decider; (pattern, verb): the speaker becomes the subject.
@@ -534,8 +633,37 @@ def _imperative_clause(sentence: str, speaker: _Speaker) -> str | None:
     if match is None:
         return None
     cue = match.group("cue").lower()
-    modifier = {"always": " always", "never": " never", "do not": " not", "don't": " not"}
+    modifier = {"always": " always", "never": " never", "do not": " not", "don't": " not",
+                "dont": " not"}  # fmt: skip
     return f"{speaker.group}{modifier.get(cue, '')} {match.group('rest')}"
+
+
+# How a cue of a spoken rule reads after "asked the companion": "never to", "not to", "to".
+_ASKED_CUE: Final = {"always": "to always", "never": "never to", "do not": "not to",
+                     "don't": "not to", "dont": "not to"}  # fmt: skip
+
+
+def _request_frame(
+    sentence: str, instruction: _Instruction | None, speaker: _Speaker
+) -> tuple[str, str] | None:
+    """(verb, action) for an instruction that settles no decision: an AI agent's is advice
+    ("suggested that the team restart the worker"), a person's a request of whoever they
+    address ("asked the assistant to remind them …", "asked the companion never to suggest
+    meal kits"). None when the sentence is no instruction."""
+    if instruction is None:
+        spoken = _IMPERATIVE.match(sentence)
+        if spoken is None or speaker.is_assistant:
+            return None
+        verb = _OPENING_WORDS.match(spoken["rest"])
+        if verb is None or verb.group(0).lower() not in _ACTION_VERBS:
+            return None  # "never been to Lisbon": chat that dropped its "I've"
+        cue = _ASKED_CUE.get(spoken["cue"].lower(), "to")
+        return f"asked {speaker.listener} {cue}", spoken["rest"]
+    negated = " not" if instruction.negated else ""
+    if speaker.is_assistant:
+        when = f"{instruction.when} " if instruction.when else ""
+        return f"suggested that {when}{speaker.listener}{negated}", instruction.action
+    return f"asked {instruction.asked or speaker.listener}{negated} to", instruction.action
 
 
 def _in_third_person(text: str, speaker: _Speaker, *, named: bool) -> str:
@@ -591,7 +719,11 @@ def _frame(
 
     decision = _decision_frame(sentence, proper) if memory_type == "decision" else None
     imperative = _imperative_clause(sentence, speaker) if memory_type == "directive" else None
-    instruction = _bare_imperative(sentence) if memory_type in CANONICAL_TYPES else None
+    instruction = _bare_imperative(sentence)
+    request = None
+    if memory_type not in CANONICAL_TYPES:
+        request = _request_frame(sentence, instruction, speaker)
+        instruction = None
     if instruction is not None:
         # "Order 5 tonnes from Ohio" → "Kyle decided to order 5 tonnes from Ohio"; "let's
         # not add Fargate" → "Kyle decided not to add Fargate"; "Put that in the checklist
@@ -599,6 +731,8 @@ def _frame(
         negated = " not" if instruction.negated else ""
         if instruction.asked is not None and memory_type == "decision":
             verb = f"asked {instruction.asked or speaker.listener} to"  # "Tomás, please …"
+        elif memory_type == "decision" and instruction.when:
+            verb = f"decided that {instruction.when} {speaker.group}{negated}"  # "if …, stop …"
         elif memory_type == "decision":
             verb = f"decided{negated} to"
         else:
@@ -607,7 +741,10 @@ def _frame(
         action = instruction.action
         verb_word = action.split(maxsplit=1)[0].lower()  # a verb here, whoever shares its name
         decision = ("", verb, lower_first(action, frozenset(proper) - {verb_word}))
-    if decision is not None:
+    if request is not None:
+        verb, action = request
+        lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(action, proper))
+    elif decision is not None:
         before, verb, rest = decision
         lead = f"{rewrite(before, named=False)} {speaker.name} {verb}".strip()
         clause = rewrite(rest)
@@ -760,7 +897,8 @@ def _canonical_by_rule(sentence: Said) -> str | None:
         return None
     if _RULE_OPENING.match(sentence.text):
         return "directive"  # "From now on firmware updates go on one printer first."
-    if _bare_imperative(sentence.text) is not None:
+    instruction = _bare_imperative(sentence.text)
+    if instruction is not None and not instruction.for_speaker:
         return "directive" if _STANDING_RULE.search(sentence.text) else "decision"
     return None
 

@@ -162,6 +162,9 @@ def session(
     )
 
 
+WANT = " Worth asking about it later if they don't bring it up."
+
+
 def typed(request: ComposeInput, *types: str) -> list[DraftProposal]:
     """The drafts when the said sentences have `types` (one per sentence)."""
     return extract_drafts(request, list(types))
@@ -334,6 +337,20 @@ def test_a_deciders_words_overrule_the_classifier_in_default_mode(
         ("Noor: From the next tour on, the team asks every venue for a stage plan.",
          "directive", "Noor directed that from the next tour on, the team asks every venue "
          "for a stage plan."),
+        # an object without an article, when no verb of its own follows it
+        ("Noor: Exclude rev C from 2.4.1 and ship the rest on Monday.", "decision",
+         "Noor decided to exclude rev C from 2.4.1 and ship the rest on Monday."),
+        ("Noor: Isolate box 11 in the cold store today.", "decision",
+         "Noor decided to isolate box 11 in the cold store today."),
+        # after a connective
+        ("Noor: Then report the 1.6 version to the planner.", "decision",
+         "Noor decided to report the 1.6 version to the planner."),
+        # under a condition: kept in the frame; "whenever" makes it a standing rule
+        ("Noor: If delta E goes over 2, stop the press.", "decision",
+         "Noor decided that if delta E goes over 2, the team stop the press."),
+        ("Noor: Whenever a box smells of vinegar, isolate it on its own shelf.", "directive",
+         "Noor directed that whenever a box smells of vinegar, the team isolate it on its own "
+         "shelf."),
     ],
 )  # fmt: skip
 def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
@@ -355,6 +372,13 @@ def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
         "Noor: Test results from the second batch came back clean.",
         "Noor: Route 42's on-time performance dropped to 71% in March.",
         "Noor: Bank A was printing the same file without problems.",
+        # a subject and its own verb after a word spelled like a verb
+        "Noor: Order volume dropped 20% after the price change.",
+        "Noor: Change log says the fix shipped in 4.2.",
+        "Noor: Drop rates live in remote config.",
+        "Noor: Offer sent to Marsh at 18:12.",
+        "Noor: Price comes down about 780 pounds.",
+        "Noor: DO came out at 38 ppb on the second tank.",
         # an agent's rule opening is a suggestion
         "qa-agent: Going forward, the nightly suite runs on both browsers.",
         # a verb not used to act on work, and "let's" before a talk about it
@@ -363,6 +387,44 @@ def test_a_persons_bare_imperative_is_a_decision_or_a_standing_directive(
 )
 def test_other_sentences_that_open_with_a_verb_keep_the_classifiers_type(line: str) -> None:
     assert [d.memory_type for d in typed(session(line), "observation")] == ["observation"]
+
+
+@pytest.mark.parametrize(
+    ("line", "mode", "kind", "expected"),
+    [
+        # an AI agent's instruction is advice to whoever it addresses
+        ("deploy-bot: Restart the ingest worker after the config change.", "default",
+         "observation",
+         "Deploy-bot suggested that the team restart the ingest worker after the config "
+         "change."),
+        # a favour asked for oneself settles nothing about the work: the classifier's type
+        ("user: Remind me how the ingest path works, I need to explain it to Sam.", "default",
+         "implementation",
+         "The user asked the assistant to remind them how the ingest path works, the user "
+         "needs to explain it to Sam."),
+        # a companion's user tells the companion what to do
+        ("Noor: never suggest meal kits to me, they're a waste.", "companion", "preference",
+         "Noor asked the companion never to suggest meal kits to them, they're a waste."),
+        ("Noor: dont recommend me the chain cafés, the coffee is terrible.", "companion",
+         "opinion",
+         "Noor asked the companion not to recommend them the chain cafés, the coffee is "
+         "terrible."),
+        ("Noor: please remind me to call my sister on Sunday.", "companion", "want",
+         "Noor asked the companion to remind them to call their sister on Sunday." + WANT),
+    ],
+)  # fmt: skip
+def test_an_instruction_that_decides_nothing_is_framed_as_advice_or_a_request(
+    line: str, mode: str, kind: str, expected: str
+) -> None:
+    request = session(line, mode=mode, user_name="Noor" if mode == "companion" else "")
+    assert [(d.memory_type, d.content) for d in typed(request, kind)] == [(kind, expected)]
+
+
+def test_never_before_a_word_that_is_no_verb_is_not_an_instruction() -> None:
+    # chat that dropped its "I've": "never been to Lisbon" asks the companion nothing
+    request = session("Noor: never been to Lisbon but it's on the list.", mode="companion")
+    [draft] = typed(request, "want")
+    assert "asked the companion" not in draft.content
 
 
 def test_an_agents_handle_is_an_ai_speaker() -> None:
@@ -516,9 +578,7 @@ def test_a_sentence_whose_i_chat_dropped_is_told_of_its_speaker(
 ) -> None:
     request = session(line, mode="companion" if kind in ("want", "preference") else "default")
     [content] = contents(request, kind)
-    assert content.removesuffix(" Worth asking about it later if they don't bring it up.") == (
-        expected
-    )
+    assert content.removesuffix(WANT) == (expected)
 
 
 @pytest.mark.parametrize(
@@ -622,9 +682,7 @@ COMPANION_FRAMES = [
 @pytest.mark.parametrize(("line", "kind", "expected"), COMPANION_FRAMES)
 def test_companion_cues_are_framed_around_the_user(line: str, kind: str, expected: str) -> None:
     request = session(line, mode="companion", user_name="Kyle")
-    want = expected + (
-        " Worth asking about it later if they don't bring it up." if kind == "want" else ""
-    )
+    want = expected + (WANT if kind == "want" else "")
     assert [(d.memory_type, d.content) for d in typed(request, kind)] == [(kind, want)]
 
 
