@@ -172,9 +172,8 @@ _ACTION_VERBS: Final = frozenset(
      "embed", "grant", "halve", "help", "hotfix", "inform", "install", "investigate",
      "isolate", "lower", "measure", "mention", "monitor", "patch", "pilot", "prepare",
      "quarantine", "recheck", "recommend", "reinstall", "remind", "report", "reprocess",
-     "reproduce",
-     "reschedule", "reserve", "retest", "revoke", "share", "suggest", "tighten", "try",
-     "upload", "wait"}
+     "reproduce", "reschedule", "reserve", "retest", "revoke", "share", "suggest",
+     "tighten", "try", "upload", "wait"}
 )  # fmt: skip
 _OBJECT_START: Final = frozenset(
     {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",
