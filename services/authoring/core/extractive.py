@@ -134,6 +134,11 @@ _FILLER: Final = re.compile(
     r"you're welcome|nice|perfect|awesome|great|cool|sure)\b",
     _CUE,
 )
+# How each cue of `_IMPERATIVE` reads after the team in a directive ("the team never …") and
+# after "asked the companion" in a request ("never to …"); "make sure to" adds nothing.
+_RULE_CUE: Final = {"always": (" always", "to always"), "never": (" never", "never to"),
+                    "do not": (" not", "not to"), "don't": (" not", "not to"),
+                    "dont": (" not", "not to")}  # fmt: skip
 _IMPERATIVE: Final = re.compile(
     r"^(?:please\s+)?(?P<cue>always|never|do not|don't|dont|make sure to|be sure to)\s+"
     r"(?P<rest>.+)$",
@@ -223,23 +228,19 @@ _REPORTING_VERBS: Final = _ACTION_VERBS | frozenset(
      "say", "seem", "show", "shrink", "sit", "sound", "spike", "stall", "stand", "tend",
      "total", "trigger", "vary", "want", "work"}
 )  # fmt: skip
-# Verbs seldom used as plural nouns: their "-s" form right after a verb's spelling ("Price
-# comes down") is the subject's verb.
-_LINKING_VERBS: Final = frozenset(
-    {"apply", "belong", "come", "depend", "exist", "feel", "go", "happen", "look", "matter",
-     "mean", "need", "remain", "say", "seem", "show", "sound", "stand", "tend", "vary", "want"}
+# Verbs whose "-s" form is seldom a plural noun ("runs", "costs", "drops" often are): after
+# a noun ("Pick rate looks low", "Price comes down") it is that noun's verb.
+_SUBJECT_VERBS: Final = frozenset(
+    {"apply", "belong", "break", "come", "crash", "depend", "exist", "fail", "feel", "get",
+     "go", "happen", "keep", "look", "matter", "mean", "need", "remain", "say", "seem", "show",
+     "sound", "stand", "stay", "take", "tend", "vary", "want", "work"}
 )  # fmt: skip
-# Verbs whose "-s" form is seldom a plural noun ("runs", "costs", "drops" often are).
-_SUBJECT_VERBS: Final = _LINKING_VERBS | frozenset(
-    {"break", "crash", "fail", "get", "keep", "stay", "take", "work"}
-)
 # Where a clause ends: what follows may have a subject and verb of its own.
 _CLAUSE_END: Final = re.compile(
     r"[,;:()]|\s[—–-]\s|\s(?:and|but|so|or|because|since|until|unless|while|when|if|before|"
     r"after|once|whenever|where|which|who|that)\s",
     _CUE,
 )
-_CLAUSE_WORDS: Final = re.compile(r"[A-Za-z][\w'’-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +295,7 @@ def _acts_on_its_clause(rest: str) -> bool:
     nights looks low", "Offer sent at 18:12", "Drop rates live in config" the words after
     the first are a subject and its verb)."""
     clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
-    words = [word.lower() for word in _CLAUSE_WORDS.findall(clause)]
+    words = [word.lower() for word in _OPENING_WORDS.findall(clause)]
     if len(words) < 2 or any(_finite_verb(word) for word in words[2:]):
         return False
     head = words[1]
@@ -631,15 +632,8 @@ def _imperative_clause(sentence: str, speaker: _Speaker) -> str | None:
     match = _IMPERATIVE.match(sentence)
     if match is None:
         return None
-    cue = match.group("cue").lower()
-    modifier = {"always": " always", "never": " never", "do not": " not", "don't": " not",
-                "dont": " not"}  # fmt: skip
-    return f"{speaker.group}{modifier.get(cue, '')} {match.group('rest')}"
-
-
-# How a cue of a spoken rule reads after "asked the companion": "never to", "not to", "to".
-_ASKED_CUE: Final = {"always": "to always", "never": "never to", "do not": "not to",
-                     "don't": "not to", "dont": "not to"}  # fmt: skip
+    directed, _ = _RULE_CUE.get(match.group("cue").lower(), ("", ""))
+    return f"{speaker.group}{directed} {match.group('rest')}"
 
 
 def _request_frame(
@@ -656,8 +650,8 @@ def _request_frame(
         verb = _OPENING_WORDS.match(spoken["rest"])
         if verb is None or verb.group(0).lower() not in _ACTION_VERBS:
             return None  # "never been to Lisbon": chat that dropped its "I've"
-        cue = _ASKED_CUE.get(spoken["cue"].lower(), "to")
-        return f"asked {speaker.listener} {cue}", spoken["rest"]
+        _, asked = _RULE_CUE.get(spoken["cue"].lower(), ("", "to"))
+        return f"asked {speaker.listener} {asked}", spoken["rest"]
     negated = " not" if instruction.negated else ""
     if speaker.is_assistant:
         when = f"{instruction.when} " if instruction.when else ""
