@@ -171,6 +171,12 @@ class TypeLibrary:
     # work-artifact library; a companion speech act (want, preference, opinion, observation)
     # is a kind of expression, not a rank, so there only pins and authors carry authority.
     types_carry_authority: bool = True
+    # The claim shapes that rule their topic (the seed's "high-authority claim shapes" that
+    # planning boosts: directive, architecture, decision). A rule rarely echoes the words of
+    # the question it governs, so topical authority lets one stand on a discussion
+    # neighbour's evidence across the wider binding window, as a pin does (retrieval's
+    # `scoring`). Empty where types carry no authority.
+    ruling_types: frozenset[str] = frozenset()
     # Whether a search answers with a narrative set (companion: "no single memory IS the
     # answer") rather than one canonical drawer and its runner-ups.
     narrative: bool = False
@@ -187,6 +193,10 @@ class TypeLibrary:
                 raise ValueError(
                     f"library {self.name!r}: row {memory_type!r} does not cover every intent"
                 )
+        if not self.ruling_types <= set(self.types):
+            raise ValueError(f"library {self.name!r}: ruling types must be types of the library")
+        if self.ruling_types and not self.types_carry_authority:
+            raise ValueError(f"library {self.name!r}: only types that carry authority can rule")
 
     @property
     def h_max(self) -> float:
@@ -223,6 +233,7 @@ DEFAULT_LIBRARY = TypeLibrary(
     intents=DEFAULT_INTENTS,
     matrix=DEFAULT_TYPE_MULTIPLIER,
     default_confidence=DEFAULT_TYPE_CONFIDENCE,
+    ruling_types=frozenset({"directive", "architecture", "decision"}),
 )
 
 COMPANION_LIBRARY = TypeLibrary(

@@ -178,13 +178,17 @@ TOPICAL_OVERRIDE_WINDOW: Final = 2.0
 # another subject (salience 0.85 against a 10-month-old memory's 0.26) outranks the memory
 # the question names (docs/decisions/0012).
 RELEVANCE_OVERRIDE_WINDOW: Final = 2.0
-# A pinned drawer binds over the unpinned ones on its topic (the seed: pinned binds over
-# active): it stands on an unpinned neighbour's evidence while its own relevance is at least a
-# quarter of the neighbour's. A pinned rule or constraint rarely echoes the words of the
-# question it governs ("can I say yes to the upgrade?" against "a hard ceiling on what the
-# project may cost"). Drawn on Engram's own thesis sets: pinned-vs-recent right@1 rose at
-# windows 2.5, 3 and 4 and held from 4 to 8 (docs/decisions/0012).
-PINNED_OVERRIDE_WINDOW: Final = 4.0
+# A binding drawer stands on a neighbour's evidence while its own relevance is at least a
+# quarter of the neighbour's. Two things bind: a pin over the unpinned drawers on its topic
+# (the seed: pinned binds over active), and a ruling type (directive, architecture, decision:
+# `TypeLibrary.ruling_types`) over the discussion on its topic that is neither ruling nor
+# pinned (the thesis: the decision wins over the talk about it). A rule or constraint rarely
+# echoes the words of the question it governs ("can I say yes to the upgrade?" against "a
+# hard ceiling on what the project may cost"; "was widening the overrides consistent with
+# our rules?" against the rule itself). Drawn for pins on Engram's own thesis sets:
+# pinned-vs-recent right@1 rose at windows 2.5, 3 and 4 and held from 4 to 8; ruling types
+# take the same window (docs/decisions/0012).
+BINDING_OVERRIDE_WINDOW: Final = 4.0
 
 # ---------------------------------------------------------------- ranker modes
 

@@ -26,8 +26,9 @@ Decisions:
 - Topical authority (docs/decisions/0012-topical-authority.md): evidence flows inside a
   neighbourhood only from a candidate of lower provenance to one of strictly higher
   provenance, and only within the override window (own relevance at least 1/2 of the
-  neighbour's; 1/4 for a pinned drawer over an unpinned neighbour: a pinned rule binds its
-  topic). So the decision on a topic can stand on the evidence of the discussion that
+  neighbour's; 1/4 where the candidate binds over the neighbour: a pin over an unpinned
+  drawer, a ruling type — directive, architecture, decision — over discussion that is
+  neither). So the decision on a topic can stand on the evidence of the discussion that
   echoes the query better, and provenance decides between them; when nothing distinguishes
   the neighbours (uniform metadata: every provenance equal) nothing flows and the ranking is
   the seed's exactly.
@@ -70,6 +71,7 @@ import numpy.typing as npt
 from services.retrieval.core.constants import (
     AUTHORITY_H_MAX,
     AUTHORITY_TIER_BOOST,
+    BINDING_OVERRIDE_WINDOW,
     CONFIDENCE_H_MAX,
     DEFAULT_AUTHORITY_TIER,
     DEFAULT_MIN_RELEVANCE,
@@ -80,7 +82,6 @@ from services.retrieval.core.constants import (
     NARRATIVE_GATHER_SHARE,
     NARRATIVE_REPEAT_FACTOR,
     PINNED_FACTOR,
-    PINNED_OVERRIDE_WINDOW,
     RANKER_COSINE,
     RANKER_DENSE,
     RANKER_FULL,
@@ -511,7 +512,7 @@ def _share_evidence(
 ) -> list[ScoredCandidate]:
     """Topical authority: each candidate stands on the best evidence of a neighbour of
     strictly lower authority, if its own relevance is inside the override window (the wider
-    pinned window when it is pinned and the neighbour is not)."""
+    binding window when it binds over that neighbour: `_binds_over`)."""
     # Plain lists read once: the loop below visits every neighbour pair.
     index = {s.id: k for k, s in enumerate(scored)}
     relevance = [s.breakdown.relevance for s in scored]
@@ -519,17 +520,19 @@ def _share_evidence(
     standing = [s.breakdown.standing_relevance for s in scored]
     authority = [topical_authority(s.breakdown, library) for s in scored]
     pinned = [s.candidate.pin_status == PIN_PINNED for s in scored]
+    ruling = [s.candidate.memory_type in library.ruling_types for s in scored]
     shared: list[ScoredCandidate] = []
     for k, item in enumerate(scored):
         best, source, standing_k = evidence[k], "", standing[k]
         reach = relevance[k] * TOPICAL_OVERRIDE_WINDOW
-        pinned_reach = relevance[k] * PINNED_OVERRIDE_WINDOW if pinned[k] else reach
+        binding_reach = relevance[k] * BINDING_OVERRIDE_WINDOW
         for neighbour_id in sorted(links.get(item.id, ())):
             j = index.get(neighbour_id)
             if j is None:
                 continue
             outranked = authority[j] < authority[k]
-            window = reach if pinned[j] else pinned_reach
+            binds = _binds_over(pinned[k], ruling[k], pinned[j], ruling[j])
+            window = binding_reach if binds else reach
             if outranked and window >= relevance[j] and evidence[j] > best:
                 best, source = evidence[j], neighbour_id
                 standing_k = max(standing[k], standing[j])
@@ -594,6 +597,14 @@ def rank(
         topic_mates=mates,
         outside_window=behind,
     )
+
+
+def _binds_over(pinned: bool, ruling: bool, other_pinned: bool, other_ruling: bool) -> bool:
+    """Whether a drawer binds over a topical neighbour (BINDING_OVERRIDE_WINDOW): a pin over
+    an unpinned one, a ruling type over discussion that is neither ruling nor pinned."""
+    if other_pinned:
+        return False
+    return pinned or (ruling and not other_ruling)
 
 
 def _outside_relevance_window(scored: Sequence[ScoredCandidate]) -> frozenset[str]:

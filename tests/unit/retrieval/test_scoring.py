@@ -626,8 +626,12 @@ def test_no_sharing_across_topics_or_outside_the_override_window() -> None:
     other_topic = replace(cand("dec", 0.5, "decision"), topic="billing")
     talk = topic_cand("obs", 0.8, "observation")
     assert rank([talk, other_topic], ctx("planning")).lifted == 0, "different topic"
-    far = topic_cand("dec", 0.3, "decision")  # 0.8 / 0.3 > 2: not about what is asked
+    # Planning ranks a spike (1.1) over an observation (0.9), but a spike rules nothing: it
+    # keeps the 2× window. 0.8 / 0.3 > 2: not about what is asked.
+    far = topic_cand("spk", 0.3, "spike")
     assert rank([talk, far], ctx("planning")).lifted == 0, "outside the window"
+    beyond = topic_cand("dec", 0.15, "decision")  # 0.8 / 0.15 > 4: not even a rule's window
+    assert rank([talk, beyond], ctx("planning")).lifted == 0, "outside the binding window"
 
 
 def test_close_vectors_make_neighbours_without_a_tag() -> None:
@@ -648,15 +652,21 @@ def test_pinned_binds_over_active_on_the_same_topic() -> None:
     assert by_id(r)["pin"].breakdown.pin_factor == pytest.approx(1.1)
 
 
-def test_a_pin_binds_across_a_wider_window_than_a_type() -> None:
-    # 0.8 / 0.25 = 3.2: outside the 2× window a decision gets over an observation, inside the
-    # 4× window a pin gets over an unpinned neighbour, in either library.
+def test_a_pin_and_a_rule_bind_across_a_wider_window_than_other_types() -> None:
+    # 0.8 / 0.25 = 3.2: outside the 2× window an outranking type gets over its neighbour,
+    # inside the 4× binding window of a pin over an unpinned neighbour, or of a ruling type
+    # (directive, architecture, decision) over discussion.
     talk = topic_cand("obs", 0.8, "observation")
-    unpinned = topic_cand("dec", 0.25, "decision")
-    assert rank([talk, unpinned], ctx("planning")).lifted == 0, "a type alone: outside"
-    pinned = topic_cand("dec", 0.25, "decision", pin="pinned")
+    spike = topic_cand("spk", 0.25, "spike")  # planning: spike 1.1 over observation 0.9
+    assert rank([talk, spike], ctx("planning")).lifted == 0, "a type that rules nothing: outside"
+    for ruling in ("directive", "architecture", "decision"):
+        rule = topic_cand("rule", 0.25, ruling)
+        r = rank([talk, rule], ctx("planning"))
+        assert ids(list(r.ranked))[0] == "rule", f"a {ruling} must rule the talk on its topic"
+        assert by_id(r)["rule"].breakdown.lifted_by == "obs"
+    pinned = topic_cand("spk", 0.25, "spike", pin="pinned")
     r = rank([talk, pinned], ctx("planning"))
-    assert ids(list(r.ranked))[0] == "dec" and by_id(r)["dec"].breakdown.lifted_by == "obs"
+    assert ids(list(r.ranked))[0] == "spk" and by_id(r)["spk"].breakdown.lifted_by == "obs"
     rule = topic_cand("rule", 0.25, "want", pin="pinned")
     offer = topic_cand("offer", 0.8, "observation")
     r = rank([offer, rule], ctx("procedural", mode="companion"))
@@ -665,6 +675,23 @@ def test_a_pin_binds_across_a_wider_window_than_a_type() -> None:
     assert rank([offer, beyond], ctx("procedural", mode="companion")).lifted == 0
     both = topic_cand("offer", 0.8, "observation", pin="pinned")
     assert rank([both, rule], ctx("procedural", mode="companion")).lifted == 0, "pin vs pin"
+
+
+def test_a_rule_binds_over_discussion_only() -> None:
+    # Rule over rule keeps the 2× window (design: decision 1.5 over architecture 1.3), and so
+    # does a rule over a pinned note: the pin is the operator's word on that drawer.
+    arch = topic_cand("arch", 0.8, "architecture")
+    decision = topic_cand("dec", 0.25, "decision")
+    assert rank([arch, decision], ctx("design")).lifted == 0, "rule over rule: 2× window"
+    pinned_note = topic_cand("obs", 0.8, "observation", pin="pinned")
+    assert rank([pinned_note, decision], ctx("planning")).lifted == 0, "rule over a pin"
+    # Debugging ranks a bug (1.5) over a decision (0.7): authority, not the window, decides.
+    bug = topic_cand("bug", 0.8, "bug")
+    assert rank([bug, decision], ctx("debugging")).lifted == 0, "a rule does not rule a bug hunt"
+    # A companion speech act rules nothing, whatever the intent favours.
+    want = topic_cand("w", 0.25, "want")
+    seen = topic_cand("o", 0.8, "observation")
+    assert rank([seen, want], ctx("procedural", mode="companion")).lifted == 0
 
 
 def test_companion_speech_acts_do_not_outrank_each_other_by_type() -> None:

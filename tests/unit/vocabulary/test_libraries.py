@@ -148,3 +148,33 @@ def test_only_the_work_artifact_library_ranks_authority_by_type() -> None:
 
 def test_only_companion_answers_with_a_narrative_set() -> None:
     assert COMPANION_LIBRARY.narrative and not DEFAULT_LIBRARY.narrative
+
+
+def test_the_ruling_types_are_the_seeds_high_authority_claim_shapes() -> None:
+    # The seed: "planning boosts directive (1.5×), architecture (1.4×), decision (1.3×) —
+    # high-authority claim shapes"; exactly the types planning lifts by 1.3× or more.
+    planning = {t for t, row in DEFAULT_LIBRARY.matrix.items() if row["planning"] >= 1.3}
+    assert DEFAULT_LIBRARY.ruling_types == planning == {"directive", "architecture", "decision"}
+    assert COMPANION_LIBRARY.ruling_types == frozenset(), "a speech act rules nothing"
+
+
+@pytest.mark.parametrize(
+    ("ruling", "carries", "message"),
+    [
+        (frozenset({"b"}), True, "must be types of the library"),
+        (frozenset({"a"}), False, "only types that carry authority can rule"),
+    ],
+)
+def test_library_refuses_ruling_types_it_cannot_honour(
+    ruling: frozenset[str], carries: bool, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        TypeLibrary(
+            name="broken",
+            types=("a",),
+            intents=("general",),
+            matrix={"a": {"general": 1.0}},
+            default_confidence={},
+            types_carry_authority=carries,
+            ruling_types=ruling,
+        )
