@@ -75,6 +75,12 @@ SECONDS_PER_WEEK: Final = 7 * 24 * 60 * 60
 # the current state (salience 0.85 against 0.39); at 0.5 the spread halves (0.92 against
 # 0.62). Companion right@1 0.703 → 0.784 (set c) and 0.639 → 0.667 (d), nothing lower, on
 # the sets it was chosen on; unchanged on companion_e (docs/scoring.md).
+# history asks about the past, as companion recall does: a diary of the night an incident was
+# handled, or the retrospective of a pilot, is no less the answer because nobody read it
+# lately. At 1.0 a months-old diary (salience 0.28) lost "what was that night like?" to a
+# fresher implementation note that merely named the incident. Own default sets, right@1
+# given / inferred: default_d 0.778 / 0.778 → 0.796 / 0.815, default_e 0.729 → 0.757 given,
+# the rest unchanged; 0.5 gained on d's given run only (docs/decisions/0012, session 18).
 W_SAL_BY_INTENT: Final[Mapping[str, float]] = MappingProxyType(
     {
         "debugging": 1.5,
@@ -84,6 +90,7 @@ W_SAL_BY_INTENT: Final[Mapping[str, float]] = MappingProxyType(
         "reflection": 0.0,
         "recall": 0.0,
         "state_check": 0.5,
+        "history": 0.0,
     }
 )
 
@@ -144,10 +151,10 @@ RESULT_RELEVANCE_MARGIN: Final = 0.15
 # filled greedily. The best drawer always comes first; only the rest of the set is spread.
 NARRATIVE_REPEAT_FACTOR: Final = 0.8
 
-# A narrative set gathers the topic of what it has chosen: a topic mate (same room and topic
-# tag; core.topical.topic_mates) of a chosen drawer of another speech act stands on at least
-# this share of that drawer's score. Below 1, so a gathered memory never ties the one it was
-# gathered by (decision 0028).
+# A narrative set gathers the topic of what it has chosen: a topic mate (same topic tag in
+# the same wing; core.topical.topic_mates) of a chosen drawer of another speech act stands on
+# at least this share of that drawer's score. Below 1, so a gathered memory never ties the
+# one it was gathered by (decision 0028).
 NARRATIVE_GATHER_SHARE: Final = 0.9
 
 # ---------------------------------------------------------------- pin status and topics

@@ -275,7 +275,7 @@ class Ranking:
     below_floor: tuple[str, ...]  # ids dropped for similarity < SIMILARITY_FLOOR
     excluded_deprecated: tuple[str, ...]  # ids left out by pin status
     intent_weights: tuple[tuple[str, float], ...] = ()  # the mixture scored with, if soft
-    # Each candidate's topic mates (same room and topic tag; full ranker only): what a
+    # Each candidate's topic mates (same topic tag in the same wing; full ranker only): what a
     # narrative set gathers (core.topical.topic_mates).
     topic_mates: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Candidates ranked after every candidate inside the relevance override window (full
@@ -563,8 +563,9 @@ def rank(
 
     `vectors` (the candidates' own embeddings, optional) let topical neighbourhoods form
     between drawers without a shared topic tag. Returns every eligible candidate sorted by
-    final_score descending, ties by id ascending, with the dampening profile measured over
-    exactly that set.
+    final_score descending; an exact tie (two drawers standing on one neighbour's evidence
+    with one provenance) goes to the larger own evidence, then to the smaller id. The
+    dampening profile is measured over exactly that set.
     """
     library = ctx.library
     intent = library.resolve_intent(ctx.intent)
@@ -582,7 +583,7 @@ def rank(
         mates = topic_mates(members)
         scored = _share_evidence(scored, neighbourhoods(members, vectors, mates=mates), library)
     behind = _outside_relevance_window(scored) if ctx.ranker == RANKER_FULL else frozenset()
-    scored.sort(key=lambda s: (s.id in behind, -s.final_score, s.id))
+    scored.sort(key=lambda s: (s.id in behind, -s.final_score, -s.breakdown.evidence, s.id))
     return Ranking(
         ranked=tuple(scored),
         dampening=profile,
@@ -667,7 +668,7 @@ def narrative_set(
     """A set spanning the speech acts, filled greedily; the first pick is the best.
 
     Each drawer of a type already chosen scales a candidate's score by
-    NARRATIVE_REPEAT_FACTOR. A candidate that shares room and topic tag (`topic_mates`) with
+    NARRATIVE_REPEAT_FACTOR. A candidate that shares wing and topic tag (`topic_mates`) with
     a chosen drawer of another speech act is gathered with it: it stands on at least
     NARRATIVE_GATHER_SHARE of that drawer's score, so the set tells the chosen memory's
     story (the date, the want and the worry of one event) before it reaches for other

@@ -6,7 +6,10 @@ the question it needs: for each candidate, which others are about the same topic
 
 Two candidates are neighbours when
 
-- they sit in the same room and carry the same (non-empty) topic tag — the author said so; or
+- they carry the same (non-empty) topic tag in the same wing — the author said so. A topic is
+  a subject of the wing, not of one room: the decision in the project's room and the diary
+  entries about it in the diary room are the seed's own example of one topic. Without a
+  wing, the room stands in for it; or
 - their own vectors are close: drawer-to-drawer cosine at least `NEIGHBOUR_COSINE` (0.55),
   and they share the wing (or either has none). Two memories that near each other are
   restatements of one subject, whatever their tags say.
@@ -41,16 +44,23 @@ def _wings_allow(a: TopicalMember, b: TopicalMember) -> bool:
 
 
 def topic_mates(members: Sequence[TopicalMember]) -> dict[str, frozenset[str]]:
-    """Each member's neighbours by the author's tags alone: the others in its room that carry
-    its (non-empty) topic tag."""
+    """Each member's neighbours by the author's tags alone: the others of its wing (its room
+    where it has no wing) that carry its (non-empty) topic tag."""
     tagged: dict[tuple[str, str], set[str]] = defaultdict(set)
     for member in members:
-        if member.room and member.topic:
-            tagged[(member.room, member.topic)].add(member.id)
+        if member.topic and _tag_scope(member):
+            tagged[(_tag_scope(member), member.topic)].add(member.id)
     return {
-        m.id: frozenset(tagged.get((m.room, m.topic), set()) - {m.id}) if m.topic else frozenset()
+        m.id: frozenset(tagged.get((_tag_scope(m), m.topic), set()) - {m.id})
+        if m.topic and _tag_scope(m)
+        else frozenset()
         for m in members
     }
+
+
+def _tag_scope(member: TopicalMember) -> str:
+    """Where a topic tag means one subject: the wing, or the room of a drawer without one."""
+    return f"wing:{member.wing}" if member.wing else f"room:{member.room}" if member.room else ""
 
 
 def neighbourhoods(

@@ -89,6 +89,9 @@ def test_bump_of_a_pinned_drawer_ignores_idle_time() -> None:
         ("planning", 0.8),
         ("design", 1.0),
         ("general", 1.0),
+        ("review", 1.0),
+        # History asks about the past: how recently a memory was used says nothing there.
+        ("history", 0.0),
         # Companion: only state_check asks about now, at half weight (a pinned memory never
         # decays); standing facts ignore salience.
         ("state_check", 0.5),

@@ -615,6 +615,19 @@ def test_the_decision_stands_on_the_discussions_evidence() -> None:
     assert r.lifted == 1
 
 
+def test_rules_lifted_by_one_neighbour_are_ordered_by_their_own_evidence() -> None:
+    # Two decisions on one topic stand on the same discussion's evidence with the same
+    # provenance, so their scores tie exactly. The tie goes to the one whose own evidence is
+    # larger (the fresher rule: 0.5 × 0.6^0.8 = 0.333 against 0.6 × 0.2^0.8 = 0.166), not to
+    # the smaller id.
+    talk = topic_cand("obs", 0.8, "observation")
+    old = topic_cand("a-old", 0.6, "decision", salience=0.2)
+    new = topic_cand("b-new", 0.5, "decision", salience=0.6)
+    r = rank([talk, old, new], ctx("planning"))
+    assert by_id(r)["a-old"].final_score == by_id(r)["b-new"].final_score, "a tie to break"
+    assert ids(list(r.ranked))[:2] == ["b-new", "a-old"], "the fresher rule must come first"
+
+
 def test_uniform_metadata_shares_nothing() -> None:
     # Same type, same everything: nobody outranks anybody, so the ranking is the seed's.
     a, b = topic_cand("a", 0.5, "decision"), topic_cand("b", 0.8, "decision")
