@@ -151,9 +151,9 @@ RESULT_RELEVANCE_MARGIN: Final = 0.15
 # filled greedily. The best drawer always comes first; only the rest of the set is spread.
 NARRATIVE_REPEAT_FACTOR: Final = 0.8
 
-# A narrative set gathers the topic of what it has chosen: a topic mate (same topic tag in
-# the same wing; core.topical.topic_mates) of a chosen drawer of another speech act stands on
-# at least this share of that drawer's score. Below 1, so a gathered memory never ties the
+# A narrative set gathers the topic of what it has chosen: a topic mate (same topic tag;
+# core.topical.topic_mates) of a chosen drawer of another speech act stands on at least this
+# share of that drawer's score. Below 1, so a gathered memory never ties the
 # one it was gathered by (decision 0028).
 NARRATIVE_GATHER_SHARE: Final = 0.9
 

@@ -275,7 +275,7 @@ class Ranking:
     below_floor: tuple[str, ...]  # ids dropped for similarity < SIMILARITY_FLOOR
     excluded_deprecated: tuple[str, ...]  # ids left out by pin status
     intent_weights: tuple[tuple[str, float], ...] = ()  # the mixture scored with, if soft
-    # Each candidate's topic mates (same topic tag in the same wing; full ranker only): what a
+    # Each candidate's topic mates (same topic tag; full ranker only): what a
     # narrative set gathers (core.topical.topic_mates).
     topic_mates: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Candidates ranked after every candidate inside the relevance override window (full
@@ -579,7 +579,7 @@ def rank(
     scored = [_score_one(c, ctx, factors, intent, profile, scale) for c in pool]
     mates: Mapping[str, frozenset[str]] = {}
     if ctx.ranker == RANKER_FULL:
-        members = [TopicalMember(c.id, c.room, c.topic, c.wing) for c in pool]
+        members = [TopicalMember(c.id, c.topic, c.wing) for c in pool]
         mates = topic_mates(members)
         scored = _share_evidence(scored, neighbourhoods(members, vectors, mates=mates), library)
     behind = _outside_relevance_window(scored) if ctx.ranker == RANKER_FULL else frozenset()
@@ -668,7 +668,7 @@ def narrative_set(
     """A set spanning the speech acts, filled greedily; the first pick is the best.
 
     Each drawer of a type already chosen scales a candidate's score by
-    NARRATIVE_REPEAT_FACTOR. A candidate that shares wing and topic tag (`topic_mates`) with
+    NARRATIVE_REPEAT_FACTOR. A candidate that shares the topic tag (`topic_mates`) with
     a chosen drawer of another speech act is gathered with it: it stands on at least
     NARRATIVE_GATHER_SHARE of that drawer's score, so the set tells the chosen memory's
     story (the date, the want and the worry of one event) before it reaches for other

@@ -6,10 +6,11 @@ the question it needs: for each candidate, which others are about the same topic
 
 Two candidates are neighbours when
 
-- they carry the same (non-empty) topic tag in the same wing — the author said so. A topic is
-  a subject of the wing, not of one room: the decision in the project's room and the diary
-  entries about it in the diary room are the seed's own example of one topic. Without a
-  wing, the room stands in for it; or
+- they carry the same (non-empty) topic tag — the author said so. A tag names one subject
+  of the store, whatever room or wing holds the drawer: the seed's own example of one topic
+  is an architect's decision in the project's room and the diary entries about it in a
+  diary room, and the writers of Engram's sets tag it so (in one room, across a wing's
+  rooms, or across wings); or
 - their own vectors are close: drawer-to-drawer cosine at least `NEIGHBOUR_COSINE` (0.55),
   and they share the wing (or either has none). Two memories that near each other are
   restatements of one subject, whatever their tags say.
@@ -34,7 +35,6 @@ class TopicalMember:
     """What neighbourhoods read of one candidate."""
 
     id: str
-    room: str = ""
     topic: str = ""
     wing: str = ""
 
@@ -44,23 +44,13 @@ def _wings_allow(a: TopicalMember, b: TopicalMember) -> bool:
 
 
 def topic_mates(members: Sequence[TopicalMember]) -> dict[str, frozenset[str]]:
-    """Each member's neighbours by the author's tags alone: the others of its wing (its room
-    where it has no wing) that carry its (non-empty) topic tag."""
-    tagged: dict[tuple[str, str], set[str]] = defaultdict(set)
+    """Each member's neighbours by the author's tags alone: the others that carry its
+    (non-empty) topic tag."""
+    tagged: dict[str, set[str]] = defaultdict(set)
     for member in members:
-        if member.topic and _tag_scope(member):
-            tagged[(_tag_scope(member), member.topic)].add(member.id)
-    return {
-        m.id: frozenset(tagged.get((_tag_scope(m), m.topic), set()) - {m.id})
-        if m.topic and _tag_scope(m)
-        else frozenset()
-        for m in members
-    }
-
-
-def _tag_scope(member: TopicalMember) -> str:
-    """Where a topic tag means one subject: the wing, or the room of a drawer without one."""
-    return f"wing:{member.wing}" if member.wing else f"room:{member.room}" if member.room else ""
+        if member.topic:
+            tagged[member.topic].add(member.id)
+    return {m.id: frozenset(tagged[m.topic] - {m.id}) if m.topic else frozenset() for m in members}
 
 
 def neighbourhoods(
