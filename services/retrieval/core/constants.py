@@ -153,8 +153,8 @@ NARRATIVE_REPEAT_FACTOR: Final = 0.8
 
 # A narrative set gathers the topic of what it has chosen: a topic mate (same topic tag;
 # core.topical.topic_mates) of a chosen drawer of another speech act stands on at least this
-# share of that drawer's score. Below 1, so a gathered memory never ties the
-# one it was gathered by (decision 0028).
+# share of that drawer's score. Below 1, so a gathered memory never ties the one it was
+# gathered by (decision 0028).
 NARRATIVE_GATHER_SHARE: Final = 0.9
 
 # ---------------------------------------------------------------- pin status and topics
