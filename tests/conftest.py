@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -11,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from tests.ports import free_port
 
 # The real model and embedder tier, shared by the tier tests and the gateway tests.
 pytest_plugins = ["tests.stack"]
@@ -28,13 +29,6 @@ def _answers(url: str) -> bool:
         client.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Redis that answers: the local one on 6379, else a throwaway redis-server.
@@ -48,7 +42,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = shutil.which("redis-server") or "/usr/bin/redis-server"
     if not Path(binary).exists():
         pytest.skip("no Redis on 127.0.0.1:6379 and no redis-server binary to start one")
-    port = _free_port()
+    port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
     server = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)],

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -23,15 +22,10 @@ import redis
 from services.launcher.redis_supervisor import redis_server_args
 from services.launcher.supervisor import spawn_tier, stop_process_group, wait_until_serving
 from services.launcher.tiers import TIERS, TierSpec
+from tests.ports import free_ports
 
 SPECS = {spec.name: spec for spec in TIERS}
 START_TIMEOUT_S = 180.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(
@@ -57,8 +51,8 @@ class FaultStack:
     starts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in (*SPECS, "redis"):
-            self.ports[name] = free_port()
+        names = (*SPECS, "redis")
+        self.ports.update(zip(names, free_ports(len(names)), strict=True))
 
     # ------------------------------------------------------------------ processes
 

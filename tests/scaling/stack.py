@@ -16,7 +16,8 @@ import httpx
 
 from services.launcher.supervisor import spawn_tier, stop_process_group, wait_until_serving
 from services.launcher.tiers import TIERS, TierSpec
-from tests.faults.stack import START_TIMEOUT_S, free_port, start_redis, wait_for
+from tests.faults.stack import START_TIMEOUT_S, start_redis, wait_for
+from tests.ports import free_ports
 
 SPECS = {spec.name: spec for spec in TIERS}
 PARTITIONED = ("retrieval", "corpus", "authoring")
@@ -37,9 +38,8 @@ class PartitionedStack:
     starts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in self.names:
-            self.ports[name] = free_port()
-        self.ports["redis"] = free_port()
+        names = [*self.names, "redis"]
+        self.ports.update(zip(names, free_ports(len(names)), strict=True))
 
     @property
     def names(self) -> list[str]:

@@ -7,7 +7,6 @@ import asyncio
 import io
 import os
 import signal
-import socket
 import uuid
 from pathlib import Path
 
@@ -22,15 +21,10 @@ from services.corpus.store import CorpusStore
 from services.launcher.supervisor import spawn_tier, stop_process_group, wait_until_serving
 from services.launcher.tiers import TIERS
 from services.runtime.jobs import JobQueue, is_terminal
+from tests.ports import free_port
 from tests.services.corpus.conftest import STORE
 
 SPEC = next(t for t in TIERS if t.name == "corpus")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _document(n: int) -> bytes:
@@ -47,7 +41,7 @@ async def test_killed_worker_job_is_retried_and_ends_as_if_run_once(
     tmp_path: Path, embedder_addr: str, redis_url: str
 ) -> None:
     queue = f"test:crash:{uuid.uuid4().hex[:8]}"
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ)
     env.update(
         ENGRAM_CORPUS_PORT=str(port),

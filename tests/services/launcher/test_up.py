@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -24,14 +23,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.launcher.probes import GrpcHealth
 from services.launcher.tiers import TIERS
+from tests.ports import free_ports
 
 _TOKEN_LINE = re.compile(r"^\s*export TOKEN=(\S+)$", re.MULTILINE)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _alive(pid: int) -> bool:
@@ -97,7 +91,7 @@ def _assert_gateway_takes_the_printed_token(port: int, token: str) -> None:
 def test_up_starts_redis_every_tier_and_the_gateway_then_stops_without_orphans(
     tmp_path: Path,
 ) -> None:
-    redis_port = _free_port()
+    redis_port, gateway_grpc_port, *tier_ports = free_ports(2 + len(TIERS))
     env = {k: v for k, v in os.environ.items() if not k.endswith("ADMIN_TOKEN")}
     env.update(
         ENGRAM_DATA_DIR=str(tmp_path),
@@ -105,11 +99,11 @@ def test_up_starts_redis_every_tier_and_the_gateway_then_stops_without_orphans(
         ENGRAM_EMBEDDER_ALLOW_CPU="1",
         ENGRAM_LOG_FORMAT="text",
         # The gateway's public gRPC face, so a parallel run cannot collide on its default.
-        ENGRAM_GATEWAY_GRPC_PORT=str(_free_port()),
+        ENGRAM_GATEWAY_GRPC_PORT=str(gateway_grpc_port),
     )
     ports = {}
-    for spec in TIERS:
-        ports[spec.name] = _free_port()
+    for spec, port in zip(TIERS, tier_ports, strict=True):
+        ports[spec.name] = port
         env[f"{spec.env_prefix}PORT"] = str(ports[spec.name])
     launcher = subprocess.Popen(
         [sys.executable, "-m", "services.cli", "up"],
