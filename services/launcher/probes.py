@@ -3,6 +3,7 @@ reports SERVING, or an HTTP endpoint (the gateway's `/readyz`) answers 200."""
 
 from __future__ import annotations
 
+import http.client
 import ssl
 import urllib.error
 import urllib.request
@@ -89,6 +90,8 @@ class HttpReady:
             with opener.open(self.address(host, port) + self.path, timeout=_CHECK_TIMEOUT_S) as r:
                 return int(r.status) == 200
         except (urllib.error.URLError, OSError):  # HTTPError (e.g. 503) is a URLError
+            return False
+        except http.client.HTTPException:  # something that is not HTTP answers on the port
             return False
 
     def address(self, host: str, port: int) -> str:
