@@ -38,6 +38,13 @@ from services.authoring.core.rules import CANONICAL_TYPES
 Compose = Callable[[ComposeInput], Awaitable[str]]
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|mine|we|we're|we've|our|us)\b")
 _WORDS = re.compile(r"[a-z0-9]+")
+# A speaker's interjection carried into the claim: "Maya noted that okay the rollout …",
+# "Sam mentioned that nah, Sam will …" (at the start of the draft or of a reported clause).
+_LEFT_INTERJECTION = re.compile(
+    r"(?:^|\bthat\s|[.!;]\s)(?:ok(?:ay)?|yeah|yep|nah|nope|oh|wait|um+|uh+|hmm+|lol|haha+)\b"
+    r"(?![-'’])",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -130,13 +137,15 @@ def named_first(content: str, session: ComposerSession) -> str | None:
 
 
 def is_clean(draft: DraftProposal, speakers: Sequence[str]) -> bool:
-    """No glued speaker label, no question, no first person, ≥ 5 words, a capital first."""
+    """No glued speaker label, no question, no first person, no interjection left in, ≥ 5
+    words, a capital first."""
     text = draft.content
     glued = any(re.search(rf"(?:^|\s){re.escape(s)}:\s", text) for s in speakers if s)
     return (
         not glued
         and "?" not in text
         and _FIRST_PERSON.search(text) is None
+        and _LEFT_INTERJECTION.search(text) is None
         and len(text.split()) >= 5
         and text[:1].isupper()
     )

@@ -138,14 +138,39 @@ IRREGULAR_PAST: Final = frozenset(
 )  # fmt: skip
 # Pasts an imperative shares ("Put it on the list", "Read the spec", "Set a reminder").
 PAST_SPELLED_AS_BASE: Final = frozenset({"put", "read", "set"})
+# Chat's apostrophe-less negations, spelled out whatever the subject ("I cant" → "can't").
+_UNMARKED_NOT: Final = {"cant": "can't", "wont": "won't", "didnt": "didn't",
+                        "couldnt": "couldn't", "wouldnt": "wouldn't", "shouldnt": "shouldn't",
+                        "wasnt": "wasn't", "werent": "weren't"}  # fmt: skip
 _SINGULAR: Final = {"am": "is", "are": "is", "were": "was", "have": "has", "do": "does",
                     "go": "goes", "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",
                     "weren't": "wasn't", "wanna": "wants to", "gotta": "has to",
-                    "dont": "doesn't"}  # fmt: skip
+                    "dont": "doesn't", "havent": "hasn't", **_UNMARKED_NOT}  # fmt: skip
 _PLURAL: Final = {"am": "are", "was": "were", "wanna": "want to", "gotta": "have to",
-                  "dont": "don't"}  # fmt: skip
+                  "dont": "don't", "havent": "haven't", **_UNMARKED_NOT}  # fmt: skip
 # Chat's apostrophe-less "I'm" and "I've" (the contraction each stands for).
 _UNMARKED_I: Final = {"im": "m", "Im": "m", "ive": "ve"}
+
+
+# Prefixes that keep a verb's past irregular: misspoke, overheard, undertook, outgrew,
+# upheld. Not "re": "resent" and "relent" are verbs of their own (the re- pasts that occur,
+# "rebuilt", "rewrote", are listed).
+_VERB_PREFIXES: Final = ("mis", "over", "under", "out", "with", "fore", "up")
+
+
+def _irregular_past(lower: str) -> bool:
+    """Whether `lower` is a known irregular past, bare or after a verb prefix (never one
+    spelled like its base: "upset", "misread" may be present tense)."""
+    if lower in IRREGULAR_PAST:
+        return True
+    return any(
+        lower.startswith(prefix) and lower[len(prefix) :] in IRREGULAR_PAST - PAST_SPELLED_AS_BASE
+        for prefix in _VERB_PREFIXES
+    )
+
+
+def _regular_past(lower: str) -> bool:
+    return lower.endswith("ed") and not lower.endswith("eed")
 
 
 def _conjugate(verb: str, *, singular: bool) -> str:
@@ -155,8 +180,8 @@ def _conjugate(verb: str, *, singular: bool) -> str:
         return _PLURAL.get(lower, verb)
     if lower in _SINGULAR:
         return _SINGULAR[lower]
-    past = lower.endswith("ed") and not lower.endswith("eed")
-    if lower in _MODALS or past or lower in IRREGULAR_PAST or "'" in lower or lower.endswith("s"):
+    past = _regular_past(lower) or _irregular_past(lower)
+    if lower in _MODALS or past or "'" in lower or lower.endswith("s"):
         return verb
     if lower.endswith(("sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -168,6 +193,24 @@ def _conjugate(verb: str, *, singular: bool) -> str:
 # Contractions after a rewritten subject: (singular form, plural form).
 _AUX: Final = {"m": ("is", "are"), "re": ("is", "are"), "ve": ("has", "have"),
                "d": ("would", "would"), "ll": ("will", "will")}  # fmt: skip
+# Past participles that make "'d" read "had" ("I'd been", "we'd gone"), beside "better"
+# ("I'd better") and regular participles ("I'd finished").
+_HAD_AFTER: Final = frozenset(
+    {"better", "been", "had", "gone", "done", "seen", "known", "taken", "given", "forgotten",
+     "heard", "told", "made", "got", "gotten", "left", "met", "said", "thought", "felt",
+     "found", "kept", "lost", "spent", "bought", "brought", "run", "written", "eaten",
+     "driven", "flown", "worn", "broken", "fallen", "begun", "become", "come", "grown"}
+)  # fmt: skip
+
+
+def _aux(tail: str, following: str | None, *, singular: bool) -> str:
+    """The auxiliary a contraction stands for after a rewritten subject: "'d" is "had"
+    before a past participle or "better", else "would"."""
+    if tail == "d" and following is not None:
+        lower = following.lower()
+        if lower in _HAD_AFTER or _regular_past(lower):
+            return "had"
+    return _AUX[tail][0 if singular else 1]
 
 
 def third_person(
@@ -194,6 +237,7 @@ def third_person(
     for index, word in enumerate(words):
         lower = word.replace("’", "'").lower()
         head, _, tail = lower.partition("'")
+        following = words[index + 1] if index + 1 < len(words) else None
         subject: tuple[str, bool] | None = None
         replacement = word
         if len(word) > 1 and word.isupper():
@@ -201,7 +245,7 @@ def third_person(
         elif lower == "i":
             subject = (name, True)
         elif head == "i" and tail in _AUX:
-            replacement = f"{name} {_AUX[tail][0]}"
+            replacement = f"{name} {_aux(tail, following, singular=True)}"
         elif word in _UNMARKED_I:  # chat's "im", "Im", "ive" ("Ive" may be a name)
             replacement = f"{name} {_AUX[_UNMARKED_I[word]][0]}"
         elif lower in ("me", "myself", "my", "mine"):
@@ -214,7 +258,7 @@ def third_person(
         elif lower == "we":
             subject = (group, group_singular)
         elif head == "we" and tail in _AUX:
-            replacement = f"{group} {_AUX[tail][0 if group_singular else 1]}"
+            replacement = f"{group} {_aux(tail, following, singular=group_singular)}"
         elif lower in ("us", "ourselves"):
             replacement = group
         elif lower in ("our", "ours"):
@@ -225,7 +269,7 @@ def third_person(
             else:
                 replacement = listener  # an object ("tell you about"): no verb agrees with it
         elif listener and head == "you" and tail in _AUX:
-            replacement = f"{listener} {_AUX[tail][0]}"
+            replacement = f"{listener} {_aux(tail, following, singular=True)}"
         elif listener and lower in ("your", "yours"):
             replacement = listener + "'s"
         elif pending is not None and lower not in _ADVERBS:

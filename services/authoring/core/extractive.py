@@ -75,12 +75,18 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v5"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v6"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
 
+# Shorter sentences are fragments ("Thursday cutoff it is", "9 files, 31 occurrences")...
 _MIN_WORDS: Final = 5
+# ...unless a lead-in made them so and what is left is the speaker's own clause: "okay, I
+# signed the lease" keeps "I signed the lease" ("I hate it", "I think so" stay out). A draft
+# still needs `_MIN_WORDS` words in the end: the clause must be joined by the turn's next one.
+_MIN_CLAUSE_WORDS: Final = 4
+_SPEAKER_CLAUSE: Final = re.compile(r"^(?:I|I['’]\w+|im|ive|we|we['’]\w+)\s+[a-z]", re.IGNORECASE)
 
 # "me": a chat export's label for the person who exported it.
 _USER_ROLES: Final = frozenset({"user", "human", "customer", "me"})
@@ -120,10 +126,16 @@ _CUE = re.IGNORECASE
 # "Agreed — …" but "Right now", "No one"), and prose labels ("Note: …").
 _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
-    r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|fine|"
-    r"understood|correct|exactly|not yet|not really|maybe later|of course)(?:\s*[,!]|\s+[—–-])|"
+    r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|"
+    r"fine|understood|correct|exactly|not yet|not really|maybe later|of course|(?:oh )?wait)"
+    r"(?:\s*[,!]|\s+[—–-])|"
     r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|then|yes|yeah|yep|"
-    r"honestly|actually|basically|anyway)[,!]?\s+)+",
+    r"honestly|actually|basically|anyway|"
+    # before the speaker's own clause, with or without the comma chat drops: "okay I signed
+    # the lease", "nah, I'll stick with it", "sorry, I just reread the email" (a bare "nah,
+    # not worth it" keeps its refusal)
+    r"(?:ok(?:ay)?|nah|oh|well|sorry|lol|haha+)"
+    r"(?=[,!]?\s+(?:I|I['’]\w+|im|ive|we|we['’]\w+)\b))[,!]?\s+)+",
     _CUE,
 )
 _FILLER: Final = re.compile(
@@ -132,6 +144,15 @@ _FILLER: Final = re.compile(
     r"sounds good|got it|no problem|no worries|makes sense|let me|let's see|here(?:'s| is| are)|"
     rf"{_I}'ll (?:take a look|check|look|get)|{_I} can (?:help|do|take|look|check)|happy to|"
     r"you're welcome|nice|perfect|awesome|great|cool|sure)\b",
+    _CUE,
+)
+# A reply that only acknowledges what the other speaker offered ("that would be great
+# actually", "that works", "it's fine"): nothing in it is a memory of its own.
+_ACKNOWLEDGEMENT: Final = re.compile(
+    r"^(?:that|this|it)(?:'s|’s|'d|’d| is| would| will| sounds| works| helps)?(?: be)?"
+    r"(?: (?:really|so|very|actually|totally|just))*"
+    r"(?: (?:great|good|perfect|amazing|awesome|lovely|helpful|nice|fine|ideal|brilliant|"
+    r"wonderful|ok(?:ay)?))?(?:,? (?:actually|then|thanks|though|for me|to me))*[.!]*$",
     _CUE,
 )
 # How each cue of `_IMPERATIVE` reads after the team in a directive ("the team never …") and
@@ -596,11 +617,15 @@ def _clean(raw: str) -> str | None:
         return None
     # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
     sentence = without_stage_directions(sentence)
+    said_words = len(re.findall(r"\w+", sentence))
     sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
-    if not sentence or _FILLER.match(sentence):
+    if not sentence or _FILLER.match(sentence) or _ACKNOWLEDGEMENT.match(sentence):
         return None
-    if len(re.findall(r"\w+", sentence)) < _MIN_WORDS:
+    words = len(re.findall(r"\w+", sentence))
+    if words < _MIN_WORDS and not (
+        said_words >= _MIN_WORDS and words >= _MIN_CLAUSE_WORDS and _SPEAKER_CLAUSE.match(sentence)
+    ):
         return None
     return sentence
 
@@ -961,7 +986,7 @@ def extract_drafts(
                 speaker=turn.speaker.label,
             )
         )
-    return drafts
+    return [draft for draft in drafts if len(draft.content.split()) >= _MIN_WORDS]
 
 
 @dataclass(frozen=True)

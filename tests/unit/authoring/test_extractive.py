@@ -199,6 +199,44 @@ def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: st
     assert said(session(line)) == []
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Marisol: Okay I signed the lease for the flat!!", "I signed the lease for the flat!!"),
+        ("Walt: nah, I'll stick with San Marzanos this year.",
+         "I'll stick with San Marzanos this year."),
+        ("Amara: Wait, sorry, I just reread the email from the school.",
+         "I just reread the email from the school."),
+        ("Niamh: ok im going to see one more flat on Saturday.",
+         "im going to see one more flat on Saturday."),
+        ("Abena: lol I have groundnuts in my pocket for the night shift.",
+         "I have groundnuts in my pocket for the night shift."),
+        # a lead-in before anything but the speaker's own clause is left to the classifier
+        ("The_PM: Nah, not worth it for now, maybe next quarter.",
+         "Nah, not worth it for now, maybe next quarter."),
+        ("The_PM: Sorry, the build failed again on the release branch.",
+         "Sorry, the build failed again on the release branch."),
+        ("The_PM: OK Go is the band playing the launch party.",
+         "OK Go is the band playing the launch party."),
+    ],
+)  # fmt: skip
+def test_a_chat_lead_in_before_the_speakers_clause_is_not_said(line: str, expected: str) -> None:
+    assert said(session(line)) == [expected]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Marisol: That would be great actually.",
+        "Marisol: that works for me, thanks",
+        "Marisol: It's perfect!",
+        "Marisol: Okay I agree.",  # too short once "okay" is gone, and not a claim of four words
+    ],
+)
+def test_a_reply_that_only_acknowledges_is_never_read(line: str) -> None:
+    assert said(session(line)) == []
+
+
 def test_a_sentence_typed_not_a_memory_makes_no_drawer() -> None:
     line = "The_Foreman: Maybe we could benchmark Chroma before we commit."
     assert said(session(line)) == ["Maybe we could benchmark Chroma before we commit."]
