@@ -127,9 +127,12 @@ _CUE = re.IGNORECASE
 _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
     r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|"
-    r"fine|understood|correct|exactly|not yet|not really|maybe later|of course|(?:oh )?wait)"
+    r"fine|understood|correct|exactly|not yet|not really|maybe later|of course|(?:oh )?wait|"
+    r"for the record|by the way|btw|fyi|heads up|just so (?:you|y'all) know)"
     r"(?:\s*[,!]|\s+[—–-])|"
-    r"(?:note|update|edit|fyi|ps|tip|important)\s*:|so|and|but|also|plus|then|yes|yeah|yep|"
+    r"(?:note|update|edit|fyi|ps|tip|important|heads up|side note|quick note|for the record|"
+    r"by the way|btw|(?:quick |friendly |just a )?reminder)\s*:|"
+    r"(?:quick |friendly |just a )?reminder that|so|and|but|also|plus|then|yes|yeah|yep|"
     r"honestly|actually|basically|anyway|"
     # before the speaker's own clause, with or without the comma chat drops: "okay I signed
     # the lease", "nah, I'll stick with it", "sorry, I just reread the email" (a bare "nah,

@@ -218,6 +218,15 @@ def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: st
          "Sorry, the build failed again on the release branch."),
         ("The_PM: OK Go is the band playing the launch party.",
          "OK Go is the band playing the launch party."),
+        # asides that frame a claim are not part of it
+        ("The_PM: For the record, we tested the split in an empty building.",
+         "we tested the split in an empty building."),
+        ("The_PM: Reminder that the App Store review took 3 days last time.",
+         "the App Store review took 3 days last time."),
+        ("The_PM: Heads up: the vendor changed the API token format.",
+         "the vendor changed the API token format."),
+        ("The_PM: The reminder that we sent went out at nine.",
+         "The reminder that we sent went out at nine."),
     ],
 )  # fmt: skip
 def test_a_chat_lead_in_before_the_speakers_clause_is_not_said(line: str, expected: str) -> None:
