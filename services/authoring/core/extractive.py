@@ -613,6 +613,11 @@ _OPTION_LINE: Final = re.compile(
 )
 
 
+def _word_count(text: str) -> int:
+    """Words as `_MIN_WORDS` counts them: "can't" is two ("Kyle can't eat pork" is five)."""
+    return len(re.findall(r"\w+", text))
+
+
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
@@ -620,12 +625,12 @@ def _clean(raw: str) -> str | None:
         return None
     # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
     sentence = without_stage_directions(sentence)
-    said_words = len(re.findall(r"\w+", sentence))
+    said_words = _word_count(sentence)
     sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence) or _ACKNOWLEDGEMENT.match(sentence):
         return None
-    words = len(re.findall(r"\w+", sentence))
+    words = _word_count(sentence)
     if words < _MIN_WORDS and not (
         said_words >= _MIN_WORDS and words >= _MIN_CLAUSE_WORDS and _SPEAKER_CLAUSE.match(sentence)
     ):
@@ -989,7 +994,7 @@ def extract_drafts(
                 speaker=turn.speaker.label,
             )
         )
-    return [draft for draft in drafts if len(draft.content.split()) >= _MIN_WORDS]
+    return [draft for draft in drafts if _word_count(draft.content) >= _MIN_WORDS]
 
 
 @dataclass(frozen=True)

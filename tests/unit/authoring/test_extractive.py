@@ -723,6 +723,8 @@ COMPANION_FRAMES = [
         "observation",
         "Kyle was feeling sore after the long run.",
     ),
+    # short, but five words as the composer counts them ("can't" is two)
+    ("User: I can't eat pork.", "preference", "Kyle can't eat pork."),
 ]
 
 
@@ -731,6 +733,19 @@ def test_companion_cues_are_framed_around_the_user(line: str, kind: str, expecte
     request = session(line, mode="companion", user_name="Kyle")
     want = expected + (WANT if kind == "want" else "")
     assert [(d.memory_type, d.content) for d in typed(request, kind)] == [(kind, want)]
+
+
+def test_a_clause_a_lead_in_shortened_stands_only_inside_a_longer_drawer() -> None:
+    joined = session(
+        "User: okay I signed the lease. Moving into the new place on the 15th.",
+        mode="companion",
+        user_name="Kyle",
+    )
+    assert contents(joined, "observation", "observation") == [
+        "Kyle signed the lease. Moving into the new place on the 15th."
+    ]
+    alone = session("User: okay I signed the lease.", mode="companion", user_name="Kyle")
+    assert contents(alone, "observation") == [], "four words are a drawer only when joined"
 
 
 @pytest.mark.parametrize("ai", ["Assistant", "Companion", "AI"])
