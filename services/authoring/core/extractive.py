@@ -1045,19 +1045,76 @@ async def type_sentences(request: ComposeInput, said: Sequence[Said], embed: Emb
     vectors = await embed([s.text for s in said])
     fit = not model.unfit_for(int(vectors.shape[1]) if len(vectors) else 0, "")
     return [
-        model.classify(s.text, v if fit else None, need_majority=_needs_certainty(s.turn.speaker))
+        model.classify(s.text, v if fit else None, need_majority=_needs_certainty(s))
         for s, v in zip(said, vectors, strict=True)
     ]
 
 
-def _needs_certainty(speaker: _Speaker) -> frozenset[str]:
-    """The types a speaker's sentence takes only when the classifier is sure (P > 1/2): an AI
-    agent mostly reports, proposes and implements, while the people it works for decide and
-    direct, so an agent's sentence that merely leans towards a decision or a directive (a
-    status report, "the changes go live tomorrow") is typed as what else it is. A decision
-    an agent relays in a decider's words ("we decided …") is still typed by rule
-    (`_canonical_by_rule`)."""
-    return CANONICAL_TYPES if speaker.is_assistant else frozenset()
+def _needs_certainty(sentence: Said) -> frozenset[str]:
+    """The types a sentence takes only when the classifier is sure (P > 1/2).
+
+    - An AI agent mostly reports, proposes and implements, while the people it works for
+      decide and direct, so an agent's sentence that merely leans towards a decision or a
+      directive (a status report, "the changes go live tomorrow") is typed as what else it is.
+    - A sentence whose verb states how things are or were ("the deadline is Friday", "that's
+      what the protocol says", "the team has four crowns back", "bank A printed the file")
+      reports; it leans towards a ruling only because it sounds settled.
+
+    A decision relayed in a decider's words ("we decided …") or an imperative is still typed
+    by rule (`_canonical_by_rule`)."""
+    if sentence.turn.speaker.is_assistant or reads_as_report(sentence.text):
+        return CANONICAL_TYPES
+    return frozenset()
+
+
+_VERB_TOKEN: Final = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+_I_FORM: Final = re.compile(r"I(?:['’][a-z]+)?$")
+# Words that make a sentence an act to be done: modals, "let's", the future.
+_ACT_MARKERS: Final = frozenset(
+    {"will", "shall", "should", "must", "can", "could", "would", "may", "might", "won't",
+     "can't", "cannot", "shouldn't", "mustn't", "don't", "doesn't", "never", "always",
+     "please", "let's", "lets", "gonna", "need", "needs"}
+)  # fmt: skip
+_COPULAS: Final = frozenset(
+    {"is", "are", "was", "were", "am", "isn't", "aren't", "wasn't", "weren't"}
+)  # fmt: skip
+_HAVE: Final = frozenset({"has", "have", "had", "hasn't", "haven't", "hadn't"})
+# "'s" is "is" after these (it's, that's), a possessive after a name ("Noor's knee").
+_IS_AFTER: Final = frozenset(
+    {"it", "that", "this", "there", "here", "what", "who", "he", "she", "everything",
+     "nothing", "something"}
+)  # fmt: skip
+
+
+def reads_as_report(text: str) -> bool:
+    """Whether the sentence's first verb states how things are or were: a copula (not "is
+    moving", "is to"), "has"/"had" (not "has to"), or a past tense. A modal, "let's",
+    "never" or "always" anywhere, or a present-tense verb first ("4.12 ships Thursday"),
+    reads as an act; so does a sentence whose verb is not found (an imperative, a fragment):
+    no claim is made about it."""
+    said = _VERB_TOKEN.findall(text)
+    # a capitalised word inside the sentence is a name or a month ("the May deadline")
+    words = [
+        "" if index and w[:1].isupper() and not _I_FORM.match(w) else w.lower().replace("’", "'")
+        for index, w in enumerate(said)
+    ]
+    if any(word in _ACT_MARKERS or word.endswith(("'ll", "'d")) for word in words):
+        return False  # "those icons are decorative; I'll add aria-hidden"
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        head, _, tail = word.partition("'")
+        copula = word in _COPULAS or tail in ("re", "m") or (tail == "s" and head in _IS_AFTER)
+        if copula:
+            return not (following.endswith("ing") or following in ("to", "going"))
+        if word in _HAVE:
+            return following != "to"
+        if (len(word) > 4 and word.endswith("ed") and not word.endswith("eed")) or (
+            word in IRREGULAR_PAST - PAST_SPELLED_AS_BASE
+        ):
+            return True
+        if _finite_verb(word):
+            return False
+    return False
 
 
 async def compose_json(

@@ -17,7 +17,7 @@ from services.authoring.core import (
     extract_drafts,
     validate_draft,
 )
-from services.authoring.core.extractive import said_sentences
+from services.authoring.core.extractive import reads_as_report, said_sentences
 from services.authoring.core.sentence_types import NOT_A_MEMORY
 from services.runtime.errors import InvalidInput
 from tests.unit.authoring._dialogs import (
@@ -244,6 +244,39 @@ def test_a_chat_lead_in_before_the_speakers_clause_is_not_said(line: str, expect
 )
 def test_a_reply_that_only_acknowledges_is_never_read(line: str) -> None:
     assert said(session(line)) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The May change deadline is Friday.",  # "May" is a month, not a modal
+        "That's what the ESI protocol says.",
+        "The team has had four zirconia crowns come back this week.",
+        "Bank A printed the same file without problems.",
+        "Sensor tech is booked for Thursday.",
+        "Nobody walked between rooms with a device.",
+    ],
+)
+def test_a_sentence_that_states_how_things_are_or_were_reads_as_a_report(sentence: str) -> None:
+    assert reads_as_report(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "4.12 ships Thursday with the carousel flag off on iOS.",
+        "Every release candidate gets a VoiceOver smoke pass first.",
+        "We will use Redis streams for the job queue.",
+        "Let's go with option B for the refunds.",
+        "We are switching the display auction to first-price.",
+        "The team has to re-run the migration before Friday.",
+        "Those icons are decorative; I'll add aria-hidden to them.",
+        "Whatever is left at close goes to the food bank, never in the bin.",
+        "Ship the fix behind a flag.",  # no verb found: no claim either way
+    ],
+)
+def test_a_sentence_that_acts_or_rules_does_not_read_as_a_report(sentence: str) -> None:
+    assert not reads_as_report(sentence)
 
 
 def test_a_sentence_typed_not_a_memory_makes_no_drawer() -> None:
