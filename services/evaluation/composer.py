@@ -18,7 +18,8 @@ best (same type, most shared words) fit, each draft used once. Figures:
   as "the assistant"); `speaker_field`: paired drafts whose `speaker` field is the expected
   label (case-insensitive), for invokers that fill it.
 - clean text: drafts with no speaker label glued in ("Maya: …"), no question, no first-person
-  leftovers ("I", "my", "we"), at least five words, opening with a capital.
+  leftovers ("I", "my", "we"), no interjection, no verbless fragment reported as a clause
+  ("noted that about 14 stops per shift"), at least five words, opening with a capital.
 - signatures: canonical drafts whose signature is verbatim in a turn they cite.
 """
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from services.authoring.core import ComposeChunk, ComposeInput, DraftProposal, finished_output
+from services.authoring.core.extractive import reads_as_fragment
 from services.authoring.core.rules import CANONICAL_TYPES
 
 Compose = Callable[[ComposeInput], Awaitable[str]]
@@ -41,10 +43,25 @@ _WORDS = re.compile(r"[a-z0-9]+")
 # A speaker's interjection carried into the claim: "Maya noted that okay the rollout …",
 # "Sam mentioned that nah, Sam will …" (at the start of the draft or of a reported clause).
 _LEFT_INTERJECTION = re.compile(
-    r"(?:^|\bthat\s|[.!;]\s)(?:ok(?:ay)?|yeah|yep|nah|nope|oh|wait|um+|uh+|hmm+|lol|haha+)\b"
+    r"(?:^|\bthat\s|[.!;]\s)(?:ok(?:ay)?|yeah|yep|nah|nope|oh|wait|um+|uh+|hmm+|lol|haha+|ugh|"
+    r"tbh|ngl)\b"
     r"(?![-'’])",
     re.IGNORECASE,
 )
+
+# A reported clause: what follows "noted that", "reported that", … must be a sentence.
+_REPORTED_CLAUSE = re.compile(
+    r"\b(?:noted|reported|mentioned|explained|reflected|recorded|said) that (?P<clause>[^.;]+)"
+)
+
+
+def _fragment_as_clause(text: str) -> bool:
+    """Whether a reported clause in `text` is a verbless fragment ("… noted that about 14
+    stops per shift")."""
+    return any(
+        reads_as_fragment(m["clause"][:1].upper() + m["clause"][1:])
+        for m in _REPORTED_CLAUSE.finditer(text)
+    )
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,7 @@ def is_clean(draft: DraftProposal, speakers: Sequence[str]) -> bool:
         and "?" not in text
         and _FIRST_PERSON.search(text) is None
         and _LEFT_INTERJECTION.search(text) is None
+        and not _fragment_as_clause(text)
         and len(text.split()) >= 5
         and text[:1].isupper()
     )

@@ -93,6 +93,8 @@ def split_sentences(text: str) -> list[str]:
             following = joined[boundary.end() :].lstrip()
             after = following[:1]
             stop = boundary.group()
+            if stop.startswith("..") and joined[boundary.start() - 1 : boundary.start()] == " ":
+                continue  # "SELECT ... FOR UPDATE": a spaced ellipsis leaves words out mid-sentence
             if not after.isalnum() and following.lstrip("\"'“‘([")[:1].islower():
                 continue  # "… [shares a photo]" or "… (see below)": not a new sentence
             if after.islower() and (

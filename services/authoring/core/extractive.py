@@ -75,7 +75,7 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v6"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v7"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
@@ -128,12 +128,13 @@ _LEAD_IN: Final = re.compile(
     r"^(?:(?:(?:ok(?:ay)?|well|yes|yeah|yep|right|alright|sure|great|cool|oh|hmm+|um+|uh+|"
     r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|"
     r"fine|understood|correct|exactly|not yet|not really|maybe later|of course|(?:oh )?wait|"
-    r"for the record|by the way|btw|fyi|heads up|just so (?:you|y'all) know)"
+    r"for the record|by the way|btw|fyi|heads up|just so (?:you|y'all) know|"
+    r"between (?:us|you and me|ourselves))"
     r"(?:\s*[,!]|\s+[—–-])|"
     r"(?:note|update|edit|fyi|ps|tip|important|heads up|side note|quick note|for the record|"
     r"by the way|btw|(?:quick |friendly |just a )?reminder)\s*:|"
     r"(?:quick |friendly |just a )?reminder that|so|and|but|also|plus|then|yes|yeah|yep|"
-    r"honestly|actually|basically|anyway|"
+    r"honestly|actually|basically|anyway|ugh|tbh|ngl|frankly|to be honest|"
     # before the speaker's own clause, with or without the comma chat drops: "okay I signed
     # the lease", "nah, I'll stick with it", "sorry, I just reread the email" (a bare "nah,
     # not worth it" keeps its refusal)
@@ -327,6 +328,65 @@ def _acts_on_its_clause(rest: str) -> bool:
         return False  # "Price comes down", "Offer sent to Marsh at 18:12"
     # a plural subject and its verb: "Drop rates live in remote config"
     return not (head.endswith("s") and len(words) > 2 and words[2] in _REPORTING_VERBS)
+
+
+# A verbless answer or status line ("About 14 stops per shift.", "212 of 240 stations
+# reporting.", "All on the Prusa bank B, all PETG jobs."): it opens with a quantity, a
+# quantifier or a preposition, and no verb follows before a subordinate clause of its own.
+_FRAGMENT_OPENING: Final = re.compile(
+    r"^(?:[€$£]?\d|(?:first|last|next|about|around|roughly|approximately|almost|nearly|over|"
+    r"under|at\s+least|"
+    r"at\s+most|only|maybe|probably|perhaps|possibly|mostly|mainly|all|both|each|every|no|none|"
+    r"nothing|in|on|at|for|since|from|between|until|within|per)\b)",
+    _CUE,
+)
+# A subordinate clause has a verb of its own ("Every four hours while inflow is above 120",
+# "around 6 grand for the one that fits our tanks"). A relative clause inside a subject
+# ("78% of players who start it drop at step 4") then hides the main verb: such a sentence
+# reads as a fragment, which costs nothing, since "noted" takes a clause without its "that".
+_SUBORDINATE: Final = re.compile(
+    r"\s(?:while|when|whenever|if|because|unless|that|which|who|where)\s", _CUE
+)
+_PRONOUN_CONTRACTION: Final = re.compile(
+    r"^(?:i|you|we|they|he|she|it|that|there|here|what|who|this)'(?:s|re|ll|ve|d|m)$"
+)
+# Words that only stand in a clause: be and modals, chat's apostrophe-less negations and
+# contractions, and subject pronouns (a subject has a verb, said or dropped).
+_CLAUSE_WORDS: Final = frozenset(
+    {"am", "be", "been", "being", "shall", "do", "cannot", "cant", "dont", "wont", "didnt",
+     "doesnt", "isnt", "wasnt", "arent", "im", "ive", "i", "we", "they", "he", "she", "you"}
+)  # fmt: skip
+
+
+# Before these an "-s" word is a plural noun ("14 stops", "all the runs"), not a verb.
+_COUNTING_WORDS: Final = frozenset(
+    {"a", "an", "the", "of", "per", "few", "many", "several", "some", "all", "both", "more",
+     "most", "any", "no", "their", "our", "its", "his", "her", "my", "your"}
+)  # fmt: skip
+
+
+def _shows_a_verb(word: str, before: str) -> bool:
+    lower = word.lower().replace("’", "'").rstrip(".")
+    counted = before[:1].isdigit() or before.lower() in _COUNTING_WORDS
+    return (
+        lower in _CLAUSE_WORDS
+        or lower.endswith("n't")
+        or _PRONOUN_CONTRACTION.match(lower) is not None
+        or lower in _REPORTING_VERBS
+        or (not counted and lower.removesuffix("s") in _REPORTING_VERBS)  # "the team moves"
+        or (not counted and lower.removesuffix("es") in _REPORTING_VERBS)
+        or _finite_verb(lower)
+    )
+
+
+def reads_as_fragment(sentence: str) -> bool:
+    """Whether `sentence` is a verbless fragment (an answer or a status line) that "X noted
+    that …" would make ungrammatical. Conservative: a word that may be a verb anywhere before
+    a subordinate clause makes it a sentence."""
+    if _FRAGMENT_OPENING.match(sentence) is None:
+        return False
+    words = _OPENING_WORDS.findall(_SUBORDINATE.split(sentence, maxsplit=1)[0])
+    return not any(_shows_a_verb(w, before) for w, before in zip(words, ["", *words], strict=False))
 
 
 def _bare_imperative(sentence: str) -> _Instruction | None:
@@ -794,6 +854,43 @@ def _frame(
     return content, clause
 
 
+# A verbless fragment's report verb takes its object directly ("noted about 14 stops per
+# shift"): "noted that" would need a clause.
+_FRAGMENT_VERB: Final = {"bug": "reported", "implementation": "reported", "spike": "reported"}
+
+
+def _fragment_frame(
+    sentence: str,
+    memory_type: str,
+    speaker: _Speaker,
+    *,
+    companion: bool,
+    when: datetime | None,
+    proper: Collection[str],
+    question: Question | None,
+) -> tuple[str, str]:
+    """(framed content, clause) for a verbless fragment (`reads_as_fragment`) that starts a
+    drawer: "The user noted about 14 stops per shift."; an answer keeps the question it
+    answers, quoted, after the speaker who answered it ("Archive-agent answered Ines's
+    question "3x on how many pages": about 41,000 pages from before 1900.")."""
+    clause = _in_third_person(lower_first(sentence, proper), speaker, named=True)
+    clause = dated(clause.rstrip(" .!;:,"), when)
+    if question is not None:
+        asked = f'{_possessive(question.asker)} question "{_cap(question.text)}"'
+        lead = f"{speaker.name} answered {asked}:"
+    else:
+        verb = "mentioned" if companion else _FRAGMENT_VERB.get(memory_type, "noted")
+        lead = f"{speaker.name} {verb}"
+    content = _cap(f"{lead} {clause}") + "."
+    if memory_type == "want":
+        content += _WANT_FOLLOW_UP
+    return content, clause
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s'") else f"{name}'s"
+
+
 # ---------------------------------------------------------------- placement
 
 
@@ -835,6 +932,17 @@ class Said:
     text: str
     cited: tuple[str, ...]
     settled: bool = False
+    answers: Question | None = None  # set on a turn's first sentence when it replies to one
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """The question another speaker asked just before a turn: a verbless answer ("About
+    41,000 pages from before 1900.") says nothing without it."""
+
+    asker: str  # the asker's mid-sentence name
+    text: str  # the question as asked, without its question mark
+    chunk_id: str
 
 
 # "option B", "plan 2", "(b)": a named alternative, in a settling turn or where it is described.
@@ -884,7 +992,8 @@ def said_sentences(request: ComposeInput) -> list[Said]:
             if companion and turn.speaker.is_assistant:
                 earlier.append(turn)  # the companion's own words are never its memories
                 continue
-            for raw in split_sentences(turn.text):
+            asked = _question_before(turn, earlier)
+            for index, raw in enumerate(split_sentences(turn.text)):
                 settled = None if companion else _settled_option(_LEAD_IN.sub("", raw), earlier)
                 if settled is not None:
                     text, source = settled
@@ -893,9 +1002,38 @@ def said_sentences(request: ComposeInput) -> list[Said]:
                     continue
                 sentence = _clean(raw)
                 if sentence is not None:
-                    said.append(Said(turn, sentence, (turn.chunk_id,)))
+                    answers = asked if index == 0 else None
+                    said.append(Said(turn, sentence, (turn.chunk_id,), answers=answers))
             earlier.append(turn)
     return said
+
+
+# A question worth quoting beside its answer: short, and in no one's first person.
+_QUOTABLE_QUESTION_CHARS: Final = 120
+_MIN_QUESTION_WORDS: Final = 3  # "Why?" says nothing beside its answer
+_FIRST_PERSON_WORD: Final = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|our|us)\b")
+
+
+def _question_before(turn: _Turn, earlier: Sequence[_Turn]) -> Question | None:
+    """The question that ends the turn just before `turn`, when another speaker asked it."""
+    if not earlier or earlier[-1].speaker.label == turn.speaker.label:
+        return None
+    sentences = split_sentences(earlier[-1].text)
+    last = sentences[-1].strip() if sentences else ""
+    if not last.endswith("?"):
+        return None
+    # "Fleet-agent, what's the pattern?": the answerer's name is who was asked, not the question
+    text = re.sub(
+        rf"^{re.escape(turn.speaker.name)}\s*,\s*", "", last.rstrip("?").strip(), flags=_CUE
+    )
+    if (
+        len(text.split()) < _MIN_QUESTION_WORDS
+        or len(text) > _QUOTABLE_QUESTION_CHARS
+        or _FIRST_PERSON_WORD.search(text)
+        or '"' in text
+    ):
+        return None
+    return Question(earlier[-1].speaker.name, text, earlier[-1].chunk_id)
 
 
 def _session_names(request: ComposeInput) -> frozenset[str]:
@@ -953,27 +1091,53 @@ def extract_drafts(
         if kind == NOT_A_MEMORY or not library.has_type(kind):
             continue
         turn = sentence.turn
-        if growing is not None and growing.takes(sentence, kind, rules):
-            merged = _continued(drafts[growing.index], sentence, kind, rules)
+        # "9 of the 40 prints failed. All on bank B, all PETG jobs.": the fragment finishes
+        # the sentence before it, whatever type the classifier gave it alone.
+        fragment = kind not in CANONICAL_TYPES and reads_as_fragment(sentence.text)
+        joins = fragment and growing is not None and growing.turn is turn
+        if growing is not None and (joins or growing.takes(sentence, kind, rules)):
+            merged = _continued(
+                drafts[growing.index],
+                sentence,
+                growing.kind,
+                rules,
+                fragment=fragment,
+                proper=proper,
+            )
             if merged is not None:
                 drafts[growing.index] = merged
                 growing = replace(growing, sentences=growing.sentences + 1)
                 continue
-        content, clause = _frame(
-            sentence.text,
-            kind,
-            turn.speaker,
-            companion=companion,
-            when=turn.occurred_at,
-            proper=proper,
-        )
+        cited = sentence.cited
+        if fragment:
+            question = sentence.answers
+            content, clause = _fragment_frame(
+                sentence.text,
+                kind,
+                turn.speaker,
+                companion=companion,
+                when=turn.occurred_at,
+                proper=proper,
+                question=question,
+            )
+            if question is not None:  # the drawer quotes the question: it came from both
+                cited = tuple(dict.fromkeys((question.chunk_id, *cited)))
+        else:
+            content, clause = _frame(
+                sentence.text,
+                kind,
+                turn.speaker,
+                companion=companion,
+                when=turn.occurred_at,
+                proper=proper,
+            )
         if len(content) > rules.max_content_chars:
             continue  # cutting a claim short would change what it says
         key = normalise_space(content)
         if key in index_of:  # said twice: one drawer citing both chunks
             earlier = drafts[index_of[key]]
-            cited = tuple(dict.fromkeys((*earlier.derived_from, *sentence.cited)))
-            drafts[index_of[key]] = replace(earlier, derived_from=cited)
+            both = tuple(dict.fromkeys((*earlier.derived_from, *cited)))
+            drafts[index_of[key]] = replace(earlier, derived_from=both)
             continue
         signature = None
         if kind in CANONICAL_TYPES:
@@ -988,7 +1152,7 @@ def extract_drafts(
                 memory_type=kind,
                 wing=room.partition("/")[0],
                 room=room,
-                derived_from=sentence.cited,
+                derived_from=cited,
                 pin_status=PIN_ACTIVE,  # pinning is an operator's decision, never inferred
                 signature=signature,
                 speaker=turn.speaker.label,
@@ -1019,16 +1183,27 @@ class _Growing:
 
 
 def _continued(
-    draft: DraftProposal, sentence: Said, kind: str, rules: DraftRules
+    draft: DraftProposal,
+    sentence: Said,
+    kind: str,
+    rules: DraftRules,
+    *,
+    fragment: bool = False,
+    proper: Collection[str] = frozenset(),
 ) -> DraftProposal | None:
-    """`draft` with `sentence` added, said in the third person; None when it would be too
-    long (the sentence then becomes a drawer of its own)."""
-    said = _in_third_person(sentence.text, sentence.turn.speaker, named=True)
+    """`draft` with `sentence` added, said in the third person (a verbless `fragment` after a
+    comma, as the end of the sentence before it); None when it would be too long (the
+    sentence then becomes a drawer of its own)."""
+    said = sentence.text if not fragment else lower_first(sentence.text, proper)
+    said = _in_third_person(said, sentence.turn.speaker, named=True)
     text = dated(said.rstrip(" .!;:,"), sentence.turn.occurred_at)
     head = draft.content
     follow_up = _WANT_FOLLOW_UP if kind == "want" and head.endswith(_WANT_FOLLOW_UP) else ""
     head = head.removesuffix(follow_up)
-    content = f"{head} {_cap(text)}.{follow_up}"
+    if fragment:
+        content = f"{head.rstrip('.')}, {text}.{follow_up}"
+    else:
+        content = f"{head} {_cap(text)}.{follow_up}"
     if len(content) > rules.max_content_chars:
         return None
     cited = tuple(dict.fromkeys((*draft.derived_from, *sentence.cited)))

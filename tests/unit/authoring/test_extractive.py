@@ -17,7 +17,7 @@ from services.authoring.core import (
     extract_drafts,
     validate_draft,
 )
-from services.authoring.core.extractive import reads_as_report, said_sentences
+from services.authoring.core.extractive import reads_as_fragment, reads_as_report, said_sentences
 from services.authoring.core.sentence_types import NOT_A_MEMORY
 from services.runtime.errors import InvalidInput
 from tests.unit.authoring._dialogs import (
@@ -227,6 +227,15 @@ def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: st
          "the vendor changed the API token format."),
         ("The_PM: The reminder that we sent went out at nine.",
          "The reminder that we sent went out at nine."),
+        # chat's interjections need no comma; a confidential aside does
+        ("Ji-woo: ugh their advisor moved the lab meeting to 8am saturdays",
+         "their advisor moved the lab meeting to 8am saturdays"),
+        ("Ji-woo: tbh I think the whole saturday meeting thing is pointless",
+         "I think the whole saturday meeting thing is pointless"),
+        ("Ops: Between us, the Surrey cluster leans on the M25 far too much.",
+         "the Surrey cluster leans on the M25 far too much."),
+        ("Ops: Between us and the depot there are six miles of roadworks.",
+         "Between us and the depot there are six miles of roadworks."),
     ],
 )  # fmt: skip
 def test_a_chat_lead_in_before_the_speakers_clause_is_not_said(line: str, expected: str) -> None:
@@ -1030,3 +1039,105 @@ def test_every_framing_rule_yields_drafts_that_pass_validation(mode: str, lines:
             signature=proposal.signature,
         )
         assert result.warnings == [], proposal.content
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fragment"),
+    [
+        ("About 14 stops per shift.", True),
+        ("212 of 240 stations reporting.", True),
+        ("At least €4.1M for Q3.", True),
+        ("All on the Prusa bank B, all PETG jobs.", True),
+        ("Every four hours while inflow is above 120 cumecs, otherwise twice a shift.", True),
+        ("Maybe 10 centimes on the tradition.", True),
+        # a verb anywhere in the main clause makes it a sentence
+        ("9 of the 40 overnight prints failed.", False),
+        ("All 6 failures are in test_checkout_e2e.", False),
+        ("About 20% of orders fail at checkout.", False),
+        ("Around 6 grand for the one that fits our tanks.", True),
+        ("Nothing with bones, I cant abide picking bones out.", False),
+        ("46 at a €26 discount, that's about 1,200 euros.", False),
+        ("Every new flag must have an owner.", False),
+        # it must open like a fragment: a quantity, a quantifier or a preposition
+        ("The weekly sync on Thursdays at ten.", False),
+        # an "-s" form is a verb unless a number or a determiner counts it
+        ("Next sprint the team moves to Postgres.", False),
+    ],
+)
+def test_a_verbless_answer_or_status_line_reads_as_a_fragment(
+    sentence: str, fragment: bool
+) -> None:
+    assert reads_as_fragment(sentence) is fragment, sentence
+
+
+def test_a_fragment_is_framed_without_that() -> None:
+    request = session(
+        "Telemetry-bot: 212 of 240 stations reporting overnight on the LoRa gateways."
+    )
+    assert contents(request, "observation") == [
+        "Telemetry-bot noted 212 of 240 stations reporting overnight on the LoRa gateways."
+    ]
+    companion = session("Kyle: Maybe in a couple of months, after the holidays.", mode="companion")
+    assert contents(companion, "want") == [
+        "Kyle mentioned maybe in a couple of months, after the holidays." + WANT
+    ]
+
+
+def test_a_fragment_finishes_the_sentence_before_it_whatever_its_type() -> None:
+    request = session(
+        "Bea: 9 of the 40 overnight prints failed. All on the Prusa bank B, all PETG jobs."
+    )
+    drafts = typed(request, "bug", "observation")
+    assert [(d.memory_type, d.content) for d in drafts] == [
+        (
+            "bug",
+            "Bea reported that 9 of the 40 overnight prints failed, all on the Prusa bank B, "
+            "all PETG jobs.",
+        )
+    ]
+
+
+def test_a_fragment_that_answers_a_question_quotes_it_and_cites_both_turns() -> None:
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk("c1", "Ines", "Ines: Nice work. Manual gauge readings at what interval?"),
+            ComposeChunk("c2", "Okafor", "Okafor: Every four hours while inflow is above 120."),
+        ],
+        prompt_text="",
+        mode="default",
+    )
+    (draft,) = typed(request, "observation")
+    assert draft.content == (
+        'Okafor answered Ines\'s question "Manual gauge readings at what interval": '
+        "every four hours while inflow is above 120."
+    )
+    assert draft.derived_from == ("c1", "c2")
+    assert draft.speaker == "Okafor"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Why?",  # too short to say anything beside its answer
+        "What did I say about the readings last week?",  # someone's first person
+    ],
+)
+def test_a_question_that_cannot_be_quoted_leaves_the_plain_fragment_frame(question: str) -> None:
+    request = ComposeInput(
+        session_id="s",
+        chunks=[
+            ComposeChunk("c1", "Ines", f"Ines: {question}"),
+            ComposeChunk("c2", "Okafor", "Okafor: Every four hours while inflow is above 120."),
+        ],
+        prompt_text="",
+        mode="default",
+    )
+    (draft,) = typed(request, "observation")
+    assert draft.content == "Okafor noted every four hours while inflow is above 120."
+    assert draft.derived_from == ("c2",)
+
+
+def test_a_canonical_fragment_keeps_its_own_frame() -> None:
+    request = session("Lena: No auto-publish on embargoed material, ever.")
+    assert contents(request, "directive")[0].startswith("Lena directed that")

@@ -149,6 +149,9 @@ def test_words_that_merely_contain_pronouns_are_untouched() -> None:
         # chat that never capitalises still ends its sentences, but not after a short form
         ("can't sleep. third night in a row", ["can't sleep.", "third night in a row"]),
         ("ok so... maybe later", ["ok so... maybe later"]),
+        # a spaced ellipsis leaves words out mid-sentence; one after a word may end it
+        ("Use SELECT ... FOR UPDATE on both.", ["Use SELECT ... FOR UPDATE on both."]),
+        ("I waited... Then it worked.", ["I waited...", "Then it worked."]),
         ("at 3 p.m. tomorrow in the U.S. office", ["at 3 p.m. tomorrow in the U.S. office"]),
         ("it took 5 min. after that it reset", ["it took 5 min. after that it reset"]),
         ("The limit is 10 kg. We ship today.", ["The limit is 10 kg.", "We ship today."]),

@@ -24,6 +24,8 @@ def _draft(content: str) -> DraftProposal:
         "Okayama is where Maya's team runs the second plant.",
         "The team noted that the well-tested parser ships with 4.12 on Thursday.",
         "Maya noted that oh-so-careful reviews slowed the release down.",
+        "Maya noted about 14 stops per shift in zone C.",
+        "Maya noted that about 20% of orders fail at checkout.",
     ],
 )
 def test_a_third_person_claim_is_clean(content: str) -> None:
@@ -42,6 +44,8 @@ def test_a_third_person_claim_is_clean(content: str) -> None:
         "I signed the lease on Friday and moved in on the 15th.",
         "Maya signed the lease.",
         "maya noted that the export finished at 02:00 without errors.",
+        "Maya noted that about 14 stops per shift in zone C.",
+        "Coding-agent reported that all on the Prusa bank B, all PETG jobs.",
     ],
 )
 def test_interjections_labels_questions_first_person_and_fragments_are_not(content: str) -> None:
