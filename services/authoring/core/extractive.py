@@ -45,6 +45,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Final
 
 import numpy as np
@@ -1108,29 +1109,19 @@ def extract_drafts(
                 drafts[growing.index] = merged
                 growing = replace(growing, sentences=growing.sentences + 1)
                 continue
+        question = sentence.answers if fragment else None
+        framing = partial(_fragment_frame, question=question) if fragment else _frame
+        content, clause = framing(
+            sentence.text,
+            kind,
+            turn.speaker,
+            companion=companion,
+            when=turn.occurred_at,
+            proper=proper,
+        )
         cited = sentence.cited
-        if fragment:
-            question = sentence.answers
-            content, clause = _fragment_frame(
-                sentence.text,
-                kind,
-                turn.speaker,
-                companion=companion,
-                when=turn.occurred_at,
-                proper=proper,
-                question=question,
-            )
-            if question is not None:  # the drawer quotes the question: it came from both
-                cited = tuple(dict.fromkeys((question.chunk_id, *cited)))
-        else:
-            content, clause = _frame(
-                sentence.text,
-                kind,
-                turn.speaker,
-                companion=companion,
-                when=turn.occurred_at,
-                proper=proper,
-            )
+        if question is not None:  # the drawer quotes the question: it came from both
+            cited = tuple(dict.fromkeys((question.chunk_id, *cited)))
         if len(content) > rules.max_content_chars:
             continue  # cutting a claim short would change what it says
         key = normalise_space(content)
