@@ -51,7 +51,8 @@ _LEFT_INTERJECTION = re.compile(
 
 # A reported clause: what follows "noted that", "reported that", … must be a sentence.
 _REPORTED_CLAUSE = re.compile(
-    r"\b(?:noted|reported|mentioned|explained|reflected|recorded|said) that (?P<clause>[^.;]+)"
+    r"\b(?:noted|reported|mentioned|explained|reflected|recorded|said) that "
+    r"(?P<clause>.+?)(?:[.;!](?:\s|$)|$)"
 )
 
 

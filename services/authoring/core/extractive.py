@@ -1226,11 +1226,30 @@ def _needs_certainty(sentence: Said) -> frozenset[str]:
       what the protocol says", "the team has four crowns back", "bank A printed the file")
       reports; it leans towards a ruling only because it sounds settled.
 
+    - A directive is a standing rule, and a rule says so: an obligation ("must", "has to",
+      "needs to"), a scope ("every", "any", "nobody", "only"), a time it holds ("from now on",
+      "until", "whenever") or a prohibition. A sentence without any such word ("inspectors
+      keep losing forms in basements", "the photo desk says the CMS strips credits") is a
+      directive only when the classifier is sure.
+
     A decision relayed in a decider's words ("we decided …") or an imperative is still typed
     by rule (`_canonical_by_rule`)."""
     if sentence.turn.speaker.is_assistant or reads_as_report(sentence.text):
         return CANONICAL_TYPES
+    if _RULE_WORDS.search(sentence.text) is None:
+        return frozenset({"directive"})
     return frozenset()
+
+
+# What makes a sentence a standing rule (`_needs_certainty`).
+_RULE_WORDS: Final = re.compile(
+    r"\b(?:must|mustn't|should|shouldn't|shall|needs?\s+to|has\s+to|have\s+to|got\s+to|"
+    r"always|never|every|everyone|everything|each|any|anyone|anybody|anything|no\s+one|nobody|"
+    r"nothing|none|only|from\s+now\s+on|going\s+forward|from\s+(?:today|tomorrow|next)|"
+    r"until|unless|whenever|rule|policy|mandatory|required|requires?|allowed|forbidden|"
+    r"don't|do\s+not|doesn't|does\s+not|make\s+sure|ensure|^\W*no)\b",
+    _CUE,
+)
 
 
 _VERB_TOKEN: Final = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")

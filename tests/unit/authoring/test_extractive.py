@@ -17,7 +17,12 @@ from services.authoring.core import (
     extract_drafts,
     validate_draft,
 )
-from services.authoring.core.extractive import reads_as_fragment, reads_as_report, said_sentences
+from services.authoring.core.extractive import (
+    _needs_certainty,
+    reads_as_fragment,
+    reads_as_report,
+    said_sentences,
+)
 from services.authoring.core.sentence_types import NOT_A_MEMORY
 from services.runtime.errors import InvalidInput
 from tests.unit.authoring._dialogs import (
@@ -1141,3 +1146,27 @@ def test_a_question_that_cannot_be_quoted_leaves_the_plain_fragment_frame(questi
 def test_a_canonical_fragment_keeps_its_own_frame() -> None:
     request = session("Lena: No auto-publish on embargoed material, ever.")
     assert contents(request, "directive")[0].startswith("Lena directed that")
+
+
+@pytest.mark.parametrize(
+    ("line", "sure_only"),
+    [
+        # no word of a rule: a directive only when the classifier is sure
+        ("Kenji: Inspectors keep losing forms when they go into basements with no signal.",
+         {"directive"}),
+        ("Lena: The photo desk says the CMS keeps stripping photographer credits.", {"directive"}),
+        # an obligation, a scope or a time the rule holds
+        ("Kenji: Every form change needs a test that kills the app mid-edit.", set()),
+        ("Kenji: Form storage changes must ship with a kill test.", set()),
+        ("Kenji: From now on, the team attaches the device to each bug.", set()),
+        ("Kenji: Nobody prunes in bays 7 and 8 until the heating comes back.", set()),
+        ("Lena: No laptops leave the building without disk encryption.", set()),
+        # a report takes neither canonical type unless the classifier is sure
+        ("Kenji: The deadline for the form rollout is Friday.", {"decision", "directive"}),
+    ],
+)  # fmt: skip
+def test_a_directive_needs_the_words_of_a_rule_or_a_sure_classifier(
+    line: str, sure_only: set[str]
+) -> None:
+    (sentence,) = said_sentences(session(line))
+    assert _needs_certainty(sentence) == sure_only, line

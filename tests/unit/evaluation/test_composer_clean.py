@@ -26,6 +26,8 @@ def _draft(content: str) -> DraftProposal:
         "Maya noted that oh-so-careful reviews slowed the release down.",
         "Maya noted about 14 stops per shift in zone C.",
         "Maya noted that about 20% of orders fail at checkout.",
+        "Ops-agent reported that 3.8.0 changed the logger config to read LOG_LEVEL.",
+        "Earl noted that under 15.5% goes to pit 1 and straight to the concrete bins.",
     ],
 )
 def test_a_third_person_claim_is_clean(content: str) -> None:
