@@ -660,9 +660,12 @@ _STATE_WORDS: Final = frozenset(
 
 
 # A short prose head before a colon ("Quick context:", "Lesson for the postmortem:"): dropped,
-# except "Decision:", which the decision frames read.
+# except "Decision:", which the decision frames read, and a head that says when a rule holds
+# ("Deploys going forward:"), which is part of the rule.
 _PROSE_HEAD: Final = re.compile(
-    r"^(?!decision\s*:)[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){0,3}\s*:\s+", _CUE
+    r"^(?!decision\s*:)(?![^:]*\b(?:from\s+(?:now|today|here)\s+on|going\s+forward)\b)"
+    r"[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){0,3}\s*:\s+",
+    _CUE,
 )
 
 
@@ -679,6 +682,39 @@ def _word_count(text: str) -> int:
     return len(re.findall(r"\w+", text))
 
 
+# A head that only announces a rule before a colon ("New rule from now on:", "Action going
+# forward:"): the rule's time opens the sentence instead ("From now on, every release …"). A
+# head that says more ("For REC experiments from now on:") stays as said, so a signature
+# taken across it is still verbatim.
+_RULE_HEAD: Final = re.compile(
+    r"^(?P<head>(?:[\w'’-]+\s+){0,6}?)(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward)"
+    r"(?P<tail>(?:\s+[\w'’-]+){0,3}?)\s*:\s+(?=\S)",
+    _CUE,
+)
+# Head words that only name the announcement itself.
+_ANNOUNCING: Final = frozenset(
+    {"also", "and", "so", "ok", "okay", "action", "the", "a", "new", "rule", "policy", "item"}
+)
+# A rule's time said anywhere in a person's sentence ("Performance sets never leave the
+# building from now on"), unless the sentence only suggests ("going forward it'd be worth …").
+_RULE_SAID: Final = re.compile(r"\b(?:from\s+(?:now|today|here)\s+on|going\s+forward)\b", _CUE)
+_TENTATIVE: Final = re.compile(
+    r"\b(?:would|could|might|maybe|perhaps|worth|suggest|propose|wonder)\b|['’]d\b", _CUE
+)
+
+
+def _rule_first(sentence: str) -> str:
+    """`sentence` with a head that only announces a rule turned into its opening ("Also the
+    rule going forward: stage 1 …" → "Going forward, stage 1 …"); else unchanged."""
+    match = _RULE_HEAD.match(sentence)
+    if match is None:
+        return sentence
+    said = f"{match['head']} {match['tail']}".split()
+    if any(word.lower() not in _ANNOUNCING for word in said):
+        return sentence
+    return f"{_cap(normalise_space(match['when']).lower())}, {sentence[match.end() :]}"
+
+
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
@@ -687,7 +723,7 @@ def _clean(raw: str) -> str | None:
     # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
     sentence = without_stage_directions(sentence)
     said_words = _word_count(sentence)
-    sentence = _LEAD_IN.sub("", sentence.replace("`", "")).strip()
+    sentence = _rule_first(_LEAD_IN.sub("", sentence.replace("`", "")).strip())
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence) or _ACKNOWLEDGEMENT.match(sentence):
         return None
@@ -1060,8 +1096,11 @@ def _canonical_by_rule(sentence: Said) -> str | None:
         return "directive"
     if sentence.turn.speaker.is_assistant:
         return None
-    if _RULE_OPENING.match(sentence.text):
-        return "directive"  # "From now on firmware updates go on one printer first."
+    ruled = _RULE_OPENING.match(sentence.text) or _RULE_SAID.search(sentence.text)
+    if ruled and not _TENTATIVE.search(sentence.text):
+        # "From now on firmware updates go on one printer first", "Performance sets never
+        # leave the building from now on"; not "going forward it'd be worth adding …"
+        return "directive"
     instruction = _bare_imperative(sentence.text)
     if instruction is not None and not instruction.for_speaker:
         return "directive" if _STANDING_RULE.search(sentence.text) else "decision"

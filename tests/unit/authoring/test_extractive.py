@@ -1170,3 +1170,34 @@ def test_a_directive_needs_the_words_of_a_rule_or_a_sure_classifier(
 ) -> None:
     (sentence,) = said_sentences(session(line))
     assert _needs_certainty(sentence) == sure_only, line
+
+
+@pytest.mark.parametrize(
+    ("line", "given", "expected"),
+    [
+        # a head that only announces the rule becomes its opening
+        ("PM: Also, new rule from now on: every release candidate gets a smoke pass first.",
+         "acceptance",
+         ("directive", "PM directed that from now on, every release candidate gets a smoke pass "
+          "first.")),
+        # a head that says more stays as said (a signature across it stays verbatim)
+        ("Anika: For REC experiments from now on: primary metric is revenue per session.",
+         "observation",
+         ("directive", "Anika directed that for REC experiments from now on: primary metric is "
+          "revenue per session.")),
+        # the rule's time anywhere in a person's sentence
+        ("Ruth: Performance sets never leave the building from now on.", "observation",
+         ("directive", "Ruth directed that performance sets never leave the building from now "
+          "on.")),
+        # a suggestion about the future is no rule
+        ("Kim: Going forward it'd be worth adding a memory assertion to the eval loop.",
+         "implementation",
+         ("implementation", "Kim reported that going forward it'd be worth adding a memory "
+          "assertion to the eval loop.")),
+    ],
+)  # fmt: skip
+def test_a_rule_announced_or_timed_is_a_directive(
+    line: str, given: str, expected: tuple[str, str]
+) -> None:
+    (draft,) = typed(session(line), given)
+    assert (draft.memory_type, draft.content) == expected
