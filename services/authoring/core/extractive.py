@@ -204,8 +204,19 @@ _ACTION_VERBS: Final = frozenset(
      "isolate", "lower", "measure", "mention", "monitor", "patch", "pilot", "prepare",
      "quarantine", "recheck", "recommend", "reinstall", "remind", "report", "reprocess",
      "reproduce", "reschedule", "reserve", "retest", "revoke", "share", "suggest",
-     "tighten", "try", "upload", "wait"}
+     "tighten", "try", "upload", "wait",
+     "bag", "feed", "fit", "quote", "resume", "rig", "shift", "stagger", "test", "watch"}
 )  # fmt: skip
+
+
+def _is_action_verb(word: str) -> bool:
+    """Whether `word` is one of `_ACTION_VERBS`, or one of them done again ("requote",
+    "redo", "re-quote": "re" and a listed verb)."""
+    lower = word.lower()
+    again = lower.removeprefix("re-") if lower.startswith("re-") else lower.removeprefix("re")
+    return lower in _ACTION_VERBS or (again != lower and len(again) > 1 and again in _ACTION_VERBS)
+
+
 _OBJECT_START: Final = frozenset(
     {"the", "a", "an", "it", "them", "that", "this", "these", "those", "all", "any", "every",
      "each", "our", "my", "your", "their", "his", "her", "its", "both", "some", "no", "only",
@@ -373,7 +384,7 @@ def _shows_a_verb(word: str, before: str) -> bool:
         lower in _CLAUSE_WORDS
         or lower.endswith("n't")
         or _PRONOUN_CONTRACTION.match(lower) is not None
-        or lower in _REPORTING_VERBS
+        or (not counted and lower in _REPORTING_VERBS)  # "per shift" is no verb
         or (not counted and lower.removesuffix("s") in _REPORTING_VERBS)  # "the team moves"
         or (not counted and lower.removesuffix("es") in _REPORTING_VERBS)
         or _finite_verb(lower)
@@ -404,7 +415,7 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     words = _OPENING_WORDS.findall(rest[:80])
     if lets and len(words) > 2 and words[0].lower() in ("also", "just"):
         words = words[1:]  # "let's also add …"
-    if len(words) < 2 or words[0].lower() not in _ACTION_VERBS or words[0].isupper():
+    if len(words) < 2 or not _is_action_verb(words[0]) or words[0].isupper():
         return None  # "DO came out at 38 ppb": an acronym, not a verb
     following = words[1]
     named = (following[0].isdigit() or following[0].isupper()) and not (
@@ -778,7 +789,7 @@ def _request_frame(
         if spoken is None or speaker.is_assistant:
             return None
         verb = _OPENING_WORDS.match(spoken["rest"])
-        if verb is None or verb.group(0).lower() not in _ACTION_VERBS:
+        if verb is None or not _is_action_verb(verb.group(0)):
             return None  # "never been to Lisbon": chat that dropped its "I've"
         _, asked = _RULE_CUE.get(spoken["cue"].lower(), ("", "to"))
         return f"asked {speaker.listener} {asked}", spoken["rest"]
@@ -862,8 +873,8 @@ def _frame(
             since = f"{instruction.when} " if instruction.when else ""
             verb = f"directed that {since}{speaker.group}{negated}"
         action = instruction.action
-        verb_word = action.split(maxsplit=1)[0].lower()  # a verb here, whoever shares its name
-        decision = ("", verb, lower_first(action, frozenset(proper) - {verb_word}))
+        # the first word is the verb here, whoever shares its name ("Mark", "Re-quote")
+        decision = ("", verb, _lower_word(action))
     if request is not None:
         verb, action = request
         lead, clause = f"{speaker.name} {verb}", rewrite(lower_first(action, proper))

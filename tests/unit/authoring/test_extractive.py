@@ -409,6 +409,11 @@ def test_a_deciders_words_overrule_the_classifier_in_default_mode(
     [
         ("Noor: Order 5 tonnes from the Ohio distributor.", "decision",
          "Noor decided to order 5 tonnes from the Ohio distributor."),
+        # a listed verb done again is one too
+        ("Noor: Redo the Millbrook site map with the actual positions.", "decision",
+         "Noor decided to redo the Millbrook site map with the actual positions."),
+        ("Noor: Re-quote the Hendry job with the engineer's letter.", "decision",
+         "Noor decided to re-quote the Hendry job with the engineer's letter."),
         ("Noor: ship it behind a flag to the Leeds team first.", "decision",
          "Noor decided to ship it behind a flag to the Leeds team first."),
         ("Noor: Tell Marco the slots moved to Thursday.", "decision",
