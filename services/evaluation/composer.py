@@ -18,8 +18,9 @@ best (same type, most shared words) fit, each draft used once. Figures:
   as "the assistant"); `speaker_field`: paired drafts whose `speaker` field is the expected
   label (case-insensitive), for invokers that fill it.
 - clean text: drafts with no speaker label glued in ("Maya: …"), no question, no first-person
-  leftovers ("I", "my", "we"), no interjection, no verbless fragment reported as a clause
-  ("noted that about 14 stops per shift"), at least five words, opening with a capital.
+  leftovers ("I", "my", "we"), no interjection or chat laughter, no verbless fragment
+  reported as a clause ("noted that about 14 stops per shift"), at least five words, opening
+  with a capital.
 - signatures: canonical drafts whose signature is verbatim in a turn they cite.
 """
 
@@ -49,6 +50,8 @@ _LEFT_INTERJECTION = re.compile(
     re.IGNORECASE,
 )
 
+# Chat laughter left anywhere in a claim ("… never owned a coat lol").
+_LAUGHTER_LEFT = re.compile(r"\b(?:lol|lmao|rofl|haha+|hehe+)\b", re.IGNORECASE)
 # A reported clause: what follows "noted that", "reported that", … must be a sentence.
 _REPORTED_CLAUSE = re.compile(
     r"\b(?:noted|reported|mentioned|explained|reflected|recorded|said) that "
@@ -165,6 +168,7 @@ def is_clean(draft: DraftProposal, speakers: Sequence[str]) -> bool:
         and _FIRST_PERSON.search(text) is None
         and _LEFT_INTERJECTION.search(text) is None
         and not _fragment_as_clause(text)
+        and _LAUGHTER_LEFT.search(text) is None
         and len(text.split()) >= 5
         and text[:1].isupper()
     )

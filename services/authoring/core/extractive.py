@@ -726,6 +726,13 @@ def _rule_first(sentence: str) -> str:
     return f"{_cap(normalise_space(match['when']).lower())}, {sentence[match.end() :]}"
 
 
+# Chat laughter closing a clause ("… never owned a coat lol", "… goes alone haha.", "… bakes
+# bread lol, everyone …"): how it was said, not what.
+_LAUGHTER: Final = re.compile(
+    r"\s+(?:lol|lmao|rofl|haha+|hehe+|xd)(?=\s*(?:[,.!?;:]|$))", re.IGNORECASE
+)
+
+
 def _clean(raw: str) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
@@ -734,6 +741,7 @@ def _clean(raw: str) -> str | None:
     # "[shares a photo of a dog]", "[laughs]": what a transcript shows, not what was said
     sentence = without_stage_directions(sentence)
     said_words = _word_count(sentence)
+    sentence = _LAUGHTER.sub("", sentence)
     sentence = _rule_first(_LEAD_IN.sub("", sentence.replace("`", "")).strip())
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
     if not sentence or _FILLER.match(sentence) or _ACKNOWLEDGEMENT.match(sentence):

@@ -232,6 +232,13 @@ def test_questions_greetings_filler_code_and_short_lines_are_never_read(line: st
          "the vendor changed the API token format."),
         ("The_PM: The reminder that we sent went out at nine.",
          "The reminder that we sent went out at nine."),
+        # laughter closing a clause is how it was said, not what
+        ("Valentina: in medellín I never owned a coat lol",
+         "in medellín I never owned a coat"),
+        ("Tomasz: I started baking bread lol, everyone in berlin bakes bread.",
+         "I started baking bread, everyone in berlin bakes bread."),
+        ("Rosa: Lolita is the name of the bakery cat.",
+         "Lolita is the name of the bakery cat."),
         # chat's interjections need no comma; a confidential aside does
         ("Ji-woo: ugh their advisor moved the lab meeting to 8am saturdays",
          "their advisor moved the lab meeting to 8am saturdays"),

@@ -48,6 +48,7 @@ def test_a_third_person_claim_is_clean(content: str) -> None:
         "maya noted that the export finished at 02:00 without errors.",
         "Maya noted that about 14 stops per shift in zone C.",
         "Coding-agent reported that all on the Prusa bank B, all PETG jobs.",
+        "Valentina mentioned that in Medellín Valentina never owned a coat lol.",
     ],
 )
 def test_interjections_labels_questions_first_person_and_fragments_are_not(content: str) -> None:
