@@ -203,8 +203,12 @@ async def served_gateway(settings: GatewaySettings) -> AsyncIterator[Served]:
         await asyncio.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
     url = f"http://127.0.0.1:{port}"
+    # The client lets an idle connection go well before uvicorn closes it (timeout_keep_alive,
+    # 5 s, httpx's own default expiry too): with both at 5 s, a request between slow browser
+    # steps could be sent on a connection the server was closing (httpcore.ReadError).
+    limits = httpx.Limits(keepalive_expiry=1.0)
     try:
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
             yield Served(url=url, api=Api(app, client, settings))
     finally:
         server.should_exit = True
