@@ -1114,15 +1114,23 @@ def test_a_fragment_finishes_the_sentence_before_it_whatever_its_type() -> None:
     ]
 
 
-def test_a_fragment_that_answers_a_question_quotes_it_and_cites_both_turns() -> None:
-    request = ComposeInput(
+def asked_and_answered(question: str, answer: str) -> ComposeInput:
+    """Ines asks `question`, Okafor answers `answer`: one chunk each."""
+    return ComposeInput(
         session_id="s",
         chunks=[
-            ComposeChunk("c1", "Ines", "Ines: Nice work. Manual gauge readings at what interval?"),
-            ComposeChunk("c2", "Okafor", "Okafor: Every four hours while inflow is above 120."),
+            ComposeChunk("c1", "Ines", f"Ines: {question}"),
+            ComposeChunk("c2", "Okafor", f"Okafor: {answer}"),
         ],
         prompt_text="",
         mode="default",
+    )
+
+
+def test_a_fragment_that_answers_a_question_quotes_it_and_cites_both_turns() -> None:
+    request = asked_and_answered(
+        "Nice work. Manual gauge readings at what interval?",
+        "Every four hours while inflow is above 120.",
     )
     (draft,) = typed(request, "observation")
     assert draft.content == (
@@ -1141,15 +1149,7 @@ def test_a_fragment_that_answers_a_question_quotes_it_and_cites_both_turns() -> 
     ],
 )
 def test_a_question_that_cannot_be_quoted_leaves_the_plain_fragment_frame(question: str) -> None:
-    request = ComposeInput(
-        session_id="s",
-        chunks=[
-            ComposeChunk("c1", "Ines", f"Ines: {question}"),
-            ComposeChunk("c2", "Okafor", "Okafor: Every four hours while inflow is above 120."),
-        ],
-        prompt_text="",
-        mode="default",
-    )
+    request = asked_and_answered(question, "Every four hours while inflow is above 120.")
     (draft,) = typed(request, "observation")
     assert draft.content == "Okafor noted every four hours while inflow is above 120."
     assert draft.derived_from == ("c2",)
