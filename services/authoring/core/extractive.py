@@ -68,6 +68,7 @@ from services.authoring.core.rules import (
     CANONICAL_TYPES,
     DEFAULT_DRAFT_RULES,
     DraftRules,
+    first_person_count,
     library_of,
     room_problem,
     slugify,
@@ -226,11 +227,12 @@ _OBJECT_START: Final = frozenset(
 # An instruction whose object is the speaker ("Remind me how …", "help us pick …") asks the
 # listener for something; it settles nothing about the work.
 _SPEAKER_OBJECT: Final = frozenset({"me", "us"})
+# When a rule starts to hold: "from now on", "from today on", "going forward".
+_RULE_TIME: Final = r"(?:from\s+(?:now|today|here)\s+on|going\s+forward)"
 # Words that make an instruction a standing rule rather than one act.
 _STANDING_RULE: Final = re.compile(
-    r"\b(?:from\s+(?:now|today)\s+on|going\s+forward|from\s+here\s+on|always|never|every|"
-    r"each\s+time|whenever|any|all\s+(?:new|future)|by\s+default|as\s+a\s+rule|"
-    r"no\s+exceptions)\b",
+    rf"\b(?:{_RULE_TIME}|always|never|every|each\s+time|whenever|any|all\s+(?:new|future)|"
+    r"by\s+default|as\s+a\s+rule|no\s+exceptions)\b",
     _CUE,
 )
 _OPENING_WORDS: Final = re.compile(r"[A-Za-z0-9][\w'’.-]*")
@@ -246,7 +248,7 @@ _PLEASE: Final = re.compile(
     _CUE,
 )
 _RULE_OPENING: Final = re.compile(
-    r"^(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward|"
+    rf"^(?P<when>{_RULE_TIME}|"
     r"from\s+(?:the\s+)?next\s+[\w-]+(?:\s+on(?:wards?)?)?)\s*[,:;—–-]?\s+",
     _CUE,
 )
@@ -347,9 +349,8 @@ def _acts_on_its_clause(rest: str) -> bool:
 # quantifier or a preposition, and no verb follows before a subordinate clause of its own.
 _FRAGMENT_OPENING: Final = re.compile(
     r"^(?:[€$£]?\d|(?:first|last|next|about|around|roughly|approximately|almost|nearly|over|"
-    r"under|at\s+least|"
-    r"at\s+most|only|maybe|probably|perhaps|possibly|mostly|mainly|all|both|each|every|no|none|"
-    r"nothing|in|on|at|for|since|from|between|until|within|per)\b)",
+    r"under|at\s+least|at\s+most|only|maybe|probably|perhaps|possibly|mostly|mainly|all|both|"
+    r"each|every|no|none|nothing|in|on|at|for|since|from|between|until|within|per)\b)",
     _CUE,
 )
 # A subordinate clause has a verb of its own ("Every four hours while inflow is above 120",
@@ -674,7 +675,7 @@ _STATE_WORDS: Final = frozenset(
 # except "Decision:", which the decision frames read, and a head that says when a rule holds
 # ("Deploys going forward:"), which is part of the rule.
 _PROSE_HEAD: Final = re.compile(
-    r"^(?!decision\s*:)(?![^:]*\b(?:from\s+(?:now|today|here)\s+on|going\s+forward)\b)"
+    rf"^(?!decision\s*:)(?![^:]*\b{_RULE_TIME}\b)"
     r"[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){0,3}\s*:\s+",
     _CUE,
 )
@@ -698,7 +699,7 @@ def _word_count(text: str) -> int:
 # head that says more ("For REC experiments from now on:") stays as said, so a signature
 # taken across it is still verbatim.
 _RULE_HEAD: Final = re.compile(
-    r"^(?P<head>(?:[\w'’-]+\s+){0,6}?)(?P<when>from\s+(?:now|today|here)\s+on|going\s+forward)"
+    rf"^(?P<head>(?:[\w'’-]+\s+){{0,6}}?)(?P<when>{_RULE_TIME})"
     r"(?P<tail>(?:\s+[\w'’-]+){0,3}?)\s*:\s+(?=\S)",
     _CUE,
 )
@@ -708,7 +709,7 @@ _ANNOUNCING: Final = frozenset(
 )
 # A rule's time said anywhere in a person's sentence ("Performance sets never leave the
 # building from now on"), unless the sentence only suggests ("going forward it'd be worth …").
-_RULE_SAID: Final = re.compile(r"\b(?:from\s+(?:now|today|here)\s+on|going\s+forward)\b", _CUE)
+_RULE_SAID: Final = re.compile(rf"\b{_RULE_TIME}\b", _CUE)
 _TENTATIVE: Final = re.compile(
     r"\b(?:would|could|might|maybe|perhaps|worth|suggest|propose|wonder)\b|['’]d\b", _CUE
 )
@@ -932,7 +933,7 @@ def _fragment_frame(
     clause = _in_third_person(lower_first(sentence, proper), speaker, named=True)
     clause = dated(clause.rstrip(" .!;:,"), when)
     if question is not None:
-        asked = f'{_possessive(question.asker)} question "{_cap(question.text)}"'
+        asked = f'{question.asker}\'s question "{_cap(question.text)}"'
         lead = f"{speaker.name} answered {asked}:"
     else:
         verb = "mentioned" if companion else _FRAGMENT_VERB.get(memory_type, "noted")
@@ -941,10 +942,6 @@ def _fragment_frame(
     if memory_type == "want":
         content += _WANT_FOLLOW_UP
     return content, clause
-
-
-def _possessive(name: str) -> str:
-    return f"{name}'" if name.endswith("s'") else f"{name}'s"
 
 
 # ---------------------------------------------------------------- placement
@@ -1067,7 +1064,6 @@ def said_sentences(request: ComposeInput) -> list[Said]:
 # A question worth quoting beside its answer: short, and in no one's first person.
 _QUOTABLE_QUESTION_CHARS: Final = 120
 _MIN_QUESTION_WORDS: Final = 3  # "Why?" says nothing beside its answer
-_FIRST_PERSON_WORD: Final = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|our|us)\b")
 
 
 def _question_before(turn: _Turn, earlier: Sequence[_Turn]) -> Question | None:
@@ -1085,7 +1081,7 @@ def _question_before(turn: _Turn, earlier: Sequence[_Turn]) -> Question | None:
     if (
         len(text.split()) < _MIN_QUESTION_WORDS
         or len(text) > _QUOTABLE_QUESTION_CHARS
-        or _FIRST_PERSON_WORD.search(text)
+        or first_person_count(text)
         or '"' in text
     ):
         return None
@@ -1294,18 +1290,18 @@ def _needs_certainty(sentence: Said) -> frozenset[str]:
     by rule (`_canonical_by_rule`)."""
     if sentence.turn.speaker.is_assistant or reads_as_report(sentence.text):
         return CANONICAL_TYPES
-    if _RULE_WORDS.search(sentence.text) is None:
+    if not (_STANDING_RULE.search(sentence.text) or _OBLIGATION.search(sentence.text)):
         return frozenset({"directive"})
     return frozenset()
 
 
-# What makes a sentence a standing rule (`_needs_certainty`).
-_RULE_WORDS: Final = re.compile(
+# Beside `_STANDING_RULE`'s words, what else makes a sentence a rule (`_needs_certainty`): an
+# obligation, a scope, a limit in time, a prohibition.
+_OBLIGATION: Final = re.compile(
     r"\b(?:must|mustn't|should|shouldn't|shall|needs?\s+to|has\s+to|have\s+to|got\s+to|"
-    r"always|never|every|everyone|everything|each|any|anyone|anybody|anything|no\s+one|nobody|"
-    r"nothing|none|only|from\s+now\s+on|going\s+forward|from\s+(?:today|tomorrow|next)|"
-    r"until|unless|whenever|rule|policy|mandatory|required|requires?|allowed|forbidden|"
-    r"don't|do\s+not|doesn't|does\s+not|make\s+sure|ensure|^\W*no)\b",
+    r"everyone|everything|each|anyone|anybody|anything|no\s+one|nobody|nothing|none|only|"
+    r"from\s+(?:today|tomorrow|next)|until|unless|rule|policy|mandatory|required|requires?|"
+    r"allowed|forbidden|don't|do\s+not|doesn't|does\s+not|make\s+sure|ensure|^\W*no)\b",
     _CUE,
 )
 

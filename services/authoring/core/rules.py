@@ -457,7 +457,8 @@ _READS_CANONICAL: Final = re.compile(
 CANONICAL_TYPES: Final = frozenset({"decision", "directive"})
 
 
-def _first_person_count(text: str) -> int:
+def first_person_count(text: str) -> int:
+    """How many first-person words `text` holds ("I", "I'm", "my", "we", "us"; not "US")."""
     count = 0
     for token in (t.replace("’", "'") for t in _WORD.findall(text)):
         if token in _FIRST_PERSON_I or (token.lower() in _FIRST_PERSON_LOWER and token != "US"):
@@ -513,7 +514,7 @@ def shape_warnings(content: str, *, rules: DraftRules = DEFAULT_DRAFT_RULES) -> 
     speaker_lines = [line for line in lines if _is_speaker_line(line)]
     if log_line is None and len(speaker_lines) >= 2:
         log_line = speaker_lines[0]
-    first, third = _first_person_count(content), _subject_count(content)
+    first, third = first_person_count(content), _subject_count(content)
     if log_line is not None:
         warnings.append(
             f"content looks like a verbatim log ({_shown(log_line.strip())}): frame what was "
