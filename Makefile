@@ -103,7 +103,8 @@ deploy-check: $(CHECKOV_INSTALLED) ## checkov over the rendered base and overlay
 	if [ -n "$$failed" ]; then echo "deploy-check failed for:$$failed"; exit 1; fi
 
 # `make client-wheel`: the client library on its own (protos/pyproject.toml: `engram.v1`,
-# `engram.operations`, `engram.client`; needs grpcio, protobuf, googleapis-common-protos, httpx).
+# `engram.operations`, `engram.client`; needs grpcio, protobuf, googleapis-common-protos, httpx;
+# its `mcp` extra adds the `engram-mcp` stdio bridge, `engram.mcp_bridge`).
 .PHONY: client-wheel
 client-wheel: setup ## build dist/engram_client-*.whl: the client library, installable on its own
 	$(VENV)/bin/pip wheel --quiet --no-deps --no-build-isolation ./protos -w dist

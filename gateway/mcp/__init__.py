@@ -1,2 +1,3 @@
-"""The MCP face: the tool table (`tools`), the server over the gateway core at /mcp
-(`server`), and the stdio bridge agents spawn (`bridge`, console script `engram-mcp`)."""
+"""The MCP face: the tool table (`tools`) and the server over the gateway core at /mcp
+(`server`). The stdio bridge agents spawn is a client of it, in the client package
+(`engram.mcp_bridge`, console script `engram-mcp`)."""

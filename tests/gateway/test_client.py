@@ -235,8 +235,9 @@ async def test_the_blocking_client_from_another_thread(api: Api, store_name: str
 
 
 def test_the_client_wheel_stands_on_its_own(tmp_path: Path) -> None:
-    """The wheel of protos/pyproject.toml holds the messages, the operation table and the
-    client, and imports nothing of the services or the gateway."""
+    """The wheel of protos/pyproject.toml holds the messages, the operation table, the
+    client and the MCP bridge (console script `engram-mcp`), and imports nothing of the
+    services or the gateway."""
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
          str(ROOT / "protos"), "-w", str(tmp_path / "dist")],
@@ -248,11 +249,15 @@ def test_the_client_wheel_stands_on_its_own(tmp_path: Path) -> None:
     wheel = next((tmp_path / "dist").glob("engram_client-*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(tmp_path / "site")
+        entry_points = next(n for n in archive.namelist() if n.endswith("entry_points.txt"))
+        scripts = archive.read(entry_points).decode()
+    assert "engram-mcp = engram.mcp_bridge:main" in scripts, f"no engram-mcp script: {scripts}"
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         "from engram.client import AsyncClient, Client; import engram.operations as o; "
         "assert o.__file__.startswith(sys.argv[1]), o.__file__; "
         "assert len(o.OPERATIONS) > 50; "
+        "import engram.mcp_bridge as b; assert b.__file__.startswith(sys.argv[1]), b.__file__; "
         "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('services', 'gateway')); "
         "sys.exit(f'imports {ours}' if ours else 0)"
     )

@@ -28,7 +28,7 @@ from tests.gateway.test_mcp import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-BRIDGE = [sys.executable, "-m", "gateway.mcp"]
+BRIDGE = [sys.executable, "-m", "engram.mcp_bridge"]
 EXIT_TIMEOUT_S = 60
 
 

@@ -1,4 +1,6 @@
-"""`engram-mcp`: the stdio MCP bridge an agent spawns as a child process.
+"""`engram-mcp` (`python -m engram.mcp_bridge`): the stdio MCP bridge an agent spawns as a
+child process, beside the agent rather than in the gateway (it is a client of `/mcp`, as
+`engram.client` is of REST and gRPC, and imports nothing of the gateway's).
 
 It holds no model, no store handle and no state of its own: it serves MCP on stdin/stdout and
 relays the tool listing and every tool call to the gateway's `/mcp` endpoint (streamable HTTP,
@@ -267,3 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engram-mcp: stopped: {_describe(reason)}", file=sys.stderr)
         return EXIT_GATEWAY
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
