@@ -39,7 +39,11 @@ from services.authoring.core.extractive import reads_as_fragment
 from services.authoring.core.rules import CANONICAL_TYPES
 
 Compose = Callable[[ComposeInput], Awaitable[str]]
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|mine|we|we're|we've|our|us)\b")
+# "mine" after a determiner is the noun ("the mine planner"), not the pronoun.
+_FIRST_PERSON = re.compile(
+    r"\b(?:I|I'm|I've|I'd|I'll|my|(?<!\bthe )(?<!\ba )(?<!\ban )(?<!\bthis )mine|we|we're|"
+    r"we've|our|us)\b"
+)
 _WORDS = re.compile(r"[a-z0-9]+")
 # A speaker's interjection carried into the claim: "Maya noted that okay the rollout …",
 # "Sam mentioned that nah, Sam will …" (at the start of the draft or of a reported clause).
@@ -145,7 +149,10 @@ def named_first(content: str, session: ComposerSession) -> str | None:
     text = content.lower()
     best: tuple[int, str] | None = None
     for label in {s for s, _ in session.turns}:
-        names = [" ".join(re.split(r"[_\s]+", label.lower())).strip()]
+        names = [
+            " ".join(re.split(r"[_\s]+", label.lower())).strip(),
+            label.lower().replace("_", "-"),
+        ]
         names += _ROLE_NAMES.get(label.lower(), ())
         # the person the session is about, under a role label or a chat export's "me"
         if label.lower() in ("user", "human", "me") and session.user_name:

@@ -234,6 +234,13 @@ def third_person(
     """
     pieces = _TOKEN.split(text)
     words = _TOKEN.findall(text)
+    # A sentence that tells of the past elsewhere keeps "hit", "set", "cut" past too ("we
+    # load-tested at 50k but we hit 180k").
+    past_told = _PAST_TOLD.search(text) is not None or any(
+        (_regular_past(w.lower()) or _irregular_past(w.lower()))
+        and w.lower() not in _PAST_SPELLED_AS_BASE_TOO
+        for w in words
+    )
     out: list[str] = [pieces[0]]
     pending: bool | None = None  # agreement owed by the next verb: singular or plural
     for index, word in enumerate(words):
@@ -250,6 +257,8 @@ def third_person(
             replacement = f"{name} {_aux(tail, following, singular=True)}"
         elif word in _UNMARKED_I:  # chat's "im", "Im", "ive" ("Ive" may be a name)
             replacement = f"{name} {_AUX[_UNMARKED_I[word]][0]}"
+        elif lower == "mine" and index and words[index - 1].lower() in _DETERMINERS:
+            pass  # "the mine planner", "a gold mine": the noun, not the pronoun
         elif lower in ("me", "myself", "my", "mine"):
             if named:
                 replacement = {"me": "them", "myself": "themself", "my": "their"}.get(
@@ -258,11 +267,14 @@ def third_person(
             else:
                 replacement = name + ("'s" if lower in ("my", "mine") else "")
         elif lower == "we":
-            subject = (group, group_singular)
+            subject = (group if group_singular or not named else "they", group_singular)
         elif head == "we" and tail in _AUX:
-            replacement = f"{group} {_aux(tail, following, singular=group_singular)}"
+            people = group if group_singular or not named else "they"
+            replacement = f"{people} {_aux(tail, following, singular=group_singular)}"
         elif lower in ("us", "ourselves"):
-            replacement = group
+            # once the speaker is named, the people they speak for are "them": "the temple
+            # where they got engaged", not "… where Hiroko and company got engaged"
+            replacement = group if group_singular or not named else THEM[lower]
         elif lower in ("our", "ours"):
             replacement = (group if group_singular else name) + "'s"
         elif listener and lower == "you":
@@ -274,18 +286,50 @@ def third_person(
             replacement = f"{listener} {_aux(tail, following, singular=True)}"
         elif listener and lower in ("your", "yours"):
             replacement = listener + "'s"
-        elif pending is not None and lower not in _ADVERBS:
+        elif pending is not None and pieces[index + 1] == "-" and index + 1 < len(words):
+            pass  # "load-tested", "re-ran", "pre-write": the compound's last part agrees
+        elif (
+            pending is not None
+            and lower not in _ADVERBS
+            and not (lower in _PAST_SPELLED_AS_BASE_TOO and past_told)
+        ):
             replacement = _conjugate(word, singular=pending)
         if subject is not None:
             replacement, pending = subject
-        elif pending is not None and lower not in _ADVERBS:
+            if index and words[index - 1].lower() in _MANDATIVE:
+                pending = None  # "suggested we pre-write": the verb stays as it was said
+        elif pending is not None and lower not in _ADVERBS and pieces[index + 1] != "-":
             pending = None
         named = named or (replacement is not word and replacement.startswith(name))
         out.append(replacement)
         out.append(pieces[index + 1])
-        if pending is not None and pieces[index + 1].strip():
+        if pending is not None and pieces[index + 1].strip() and pieces[index + 1] != "-":
             pending = None  # punctuation between subject and verb: leave the verb alone
     return "".join(out)
+
+
+# Verbs whose past is spelled like their base, read as past in a sentence that tells of the
+# past; and the words after which a subject's verb is a mandative ("suggested we pre-write").
+_PAST_SPELLED_AS_BASE_TOO: Final = frozenset(
+    {"hit", "put", "set", "cut", "let", "split", "read", "quit", "shut", "cost", "hurt",
+     "spread", "bet", "cast", "burst", "fit", "upset", "broadcast", "forecast"}
+)  # fmt: skip
+_PAST_TOLD: Final = re.compile(r"\b(?:yesterday|ago|last)\b", re.IGNORECASE)
+_MANDATIVE: Final = frozenset(
+    {"suggested", "suggest", "suggests", "proposed", "propose", "proposes", "recommended",
+     "recommend", "recommends", "insisted", "insists", "demanded", "requested"}
+)  # fmt: skip
+
+
+# Words before which "mine" is the noun ("the mine", "a gold mine" reads "gold" too rarely to
+# list): a possessive pronoun follows no determiner.
+_DETERMINERS: Final = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "each", "every", "any", "no", "our",
+     "their", "his", "her", "its", "your", "my", "one"}
+)  # fmt: skip
+
+
+THEM: Final = {"us": "them", "ourselves": "themselves"}
 
 
 # Words after which "you" is a clause's subject ("… and you said", "… that you liked").
@@ -416,3 +460,40 @@ def choose_signature(original: str, content: str, clause: str, *, min_chars: int
     return _longest_phrase(original, content, min_chars) or _longest_phrase(
         clause, content, min_chars
     )
+
+
+# ---------------------------------------------------------------- chat spelling
+
+# Chat's spelling, as a record spells it: weekdays and months capitalised ("may" and "march"
+# are words too, and stay as written), apostrophes put back where the word cannot be another
+# one ("theres", "doesnt"), and chat shorthand written out ("gonna", "tho", "tmrw").
+_CALENDAR_WORD: Final = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|"
+    r"\b(?:january|february|april|june|july|august|september|october|november|december)\b"
+)
+_UNMARKED: Final = {
+    "hes": "he's", "shes": "she's", "theres": "there's", "thats": "that's", "whats": "what's",
+    "isnt": "isn't", "doesnt": "doesn't", "arent": "aren't", "hasnt": "hasn't",
+    "havent": "haven't", "dont": "don't", "didnt": "didn't", "cant": "can't", "wont": "won't",
+    "wouldnt": "wouldn't", "couldnt": "couldn't", "shouldnt": "shouldn't", "wasnt": "wasn't",
+    "werent": "weren't", "youre": "you're", "theyre": "they're", "gonna": "going to",
+    "tho": "though", "tmrw": "tomorrow", "tmr": "tomorrow", "pls": "please", "plz": "please",
+    "cuz": "because", "coz": "because", "ppl": "people",
+}  # fmt: skip
+_UNMARKED_WORD: Final = re.compile(r"\b(?:" + "|".join(_UNMARKED) + r")\b")
+# "its" is "it's" before what only a clause can go on with ("its wrecking", "its just them",
+# "its fine"); before a noun it is the possessive ("its own", "its lid").
+_ITS_CLAUSE: Final = re.compile(
+    r"\bits(?=\s+(?:\w+ing|a|an|the|not|all|just|so|too|fine|ok|okay|been|going|why|what|"
+    r"like|really|pretty|very|still|always|never|only|getting|time|over|true|about|because)\b)"
+)
+_CHAT_ASIDE: Final = re.compile(r",?\s+(?:tbh|ngl|imo|imho|lol|lmao)\b(?=\s*(?:[,.!?;:]|$))")
+
+
+def tidy_chat_spelling(text: str) -> str:
+    """`text` with chat's lower-case weekdays and months capitalised, unmarked contractions
+    and shorthand written out, and trailing asides ("tbh", "lol") dropped."""
+    text = _CALENDAR_WORD.sub(lambda m: m.group(0).capitalize(), text)
+    text = _UNMARKED_WORD.sub(lambda m: _UNMARKED[m.group(0)], text)
+    text = _ITS_CLAUSE.sub("it's", text)
+    return _CHAT_ASIDE.sub("", text)

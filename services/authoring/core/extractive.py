@@ -61,6 +61,7 @@ from services.authoring.core._text import (
     proper_words,
     split_sentences,
     third_person,
+    tidy_chat_spelling,
 )
 from services.authoring.core.finishing import dated, without_stage_directions
 from services.authoring.core.invoker import ComposeChunk, ComposeInput, DraftProposal
@@ -77,7 +78,7 @@ from services.authoring.core.sentence_types import NOT_A_MEMORY, load_type_model
 from services.vocabulary import COMPANION_MODE, PIN_ACTIVE
 
 EXTRACTIVE_NAME: Final = "extractive"
-EXTRACTIVE_MODEL: Final = "extractive-v7"  # bump when the rules below change what is emitted
+EXTRACTIVE_MODEL: Final = "extractive-v8"  # bump when the rules below change what is emitted
 
 # Embeds sentences (the embedder tier's client): one unit row per text, in order.
 Embed = Callable[[list[str]], Awaitable[npt.NDArray[np.float32]]]
@@ -131,8 +132,9 @@ _LEAD_IN: Final = re.compile(
     r"look|aw+|wow|oh wow|ah+|haha+|lol|omg|yay|ugh|hey(?:\s+[\w'-]+)?|no|nope|agreed|"
     r"fine|understood|correct|exactly|not yet|not really|maybe later|of course|(?:oh )?wait|"
     r"for the record|by the way|btw|fyi|heads up|just so (?:you|y'all) know|"
-    r"between (?:us|you and me|ourselves))"
-    r"(?:\s*[,!]|\s+[—–-])|"
+    r"between (?:us|you and me|ourselves)|(?:also |and )?remember|speaking of(?: which)?|"
+    r"(?:the )?thing is|that(?:'s|’s) (?:smart|fair|true|right|a good (?:idea|point|call)))"
+    r"(?:\s*[,!;]|\s+[—–-])|"
     r"(?:note|update|edit|fyi|ps|tip|important|heads up|side note|quick note|for the record|"
     r"by the way|btw|(?:quick |friendly |just a )?reminder)\s*:|"
     r"(?:quick |friendly |just a )?reminder that|so|and|but|also|plus|then|yes|yeah|yep|"
@@ -196,7 +198,8 @@ _ACTION_VERBS: Final = frozenset(
      "reply", "request", "require", "reroute", "rerun", "resend", "reset", "respond",
      "restart", "restore", "retire", "retry", "return", "revert", "review", "rewrite", "roll",
      "rotate", "route", "run", "scale", "schedule", "send", "set", "ship", "shut", "sign",
-     "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "swap", "switch",
+     "skip", "split", "start", "stay", "stick", "stop", "store", "submit", "survey", "swap",
+     "switch",
      "sync", "tag", "take", "tell", "text", "throttle", "top", "track", "treat", "turn",
      "update", "upgrade", "use", "verify", "waive", "warn", "write",
      # more of the same kind: acting on things, people and work
@@ -247,6 +250,37 @@ _PLEASE: Final = re.compile(
     r"please\s*,?\s+",
     _CUE,
 )
+# "Rosa, pull the infected plants", "coding-agent — never push to main": an instruction said
+# to someone named first (a capitalised name of one or two words, or a handle), without a
+# "please". Sentence adverbs and lead-ins that take a comma are never the one addressed.
+_VOCATIVE: Final = re.compile(
+    r"^(?P<to>(?-i:[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)?)|[a-z][\w]*[-_.][\w.-]+)"
+    r"(?:\s*,|\s+[—–-])\s+(?=\S)",
+    _CUE,
+)
+_NOT_ADDRESSED: Final = frozenset(
+    {"also", "then", "next", "finally", "first", "second", "third", "today", "tomorrow",
+     "tonight", "now", "so", "and", "but", "ok", "okay", "sure", "yes", "no", "please", "again",
+     "otherwise", "instead", "meanwhile", "anyway", "honestly", "fine", "right", "great", "cool",
+     "thanks", "afterwards", "later", "still", "ideally", "personally", "basically", "if",
+     "when", "once", "after", "before", "overall", "meantime", "agreed", "understood", "done",
+     "noted", "oh", "well", "hmm", "plus", "actually", "long", "short"}
+)  # fmt: skip
+
+
+def _addressed(sentence: str, names: Collection[str]) -> re.Match[str] | None:
+    """The vocative a sentence opens with: a handle ("coding-agent — …") or a name the
+    session uses (`names`: "Rosa, …"; not "Short-term, …"), or None."""
+    match = _VOCATIVE.match(sentence)
+    if match is None:
+        return None
+    to = match["to"]
+    handle = to[:1].islower()
+    if not handle and not all(w.lower() in names for w in to.split()):
+        return None
+    return None if to.split()[0].lower() in _NOT_ADDRESSED else match
+
+
 _RULE_OPENING: Final = re.compile(
     rf"^(?P<when>{_RULE_TIME}|"
     r"from\s+(?:the\s+)?next\s+[\w-]+(?:\s+on(?:wards?)?)?)\s*[,:;—–-]?\s+",
@@ -402,7 +436,7 @@ def reads_as_fragment(sentence: str) -> bool:
     return not any(_shows_a_verb(w, before) for w, before in zip(words, ["", *words], strict=False))
 
 
-def _bare_imperative(sentence: str) -> _Instruction | None:
+def _bare_imperative(sentence: str, names: Collection[str] = frozenset()) -> _Instruction | None:
     """The instruction when `sentence` opens (after "from now on", a condition, "let's",
     "then") with its verb (`_ACTION_VERBS`, then an object: "Order 5 tonnes", "Tell Maya",
     "Isolate box 11", "Remind me …"); else None."""
@@ -410,8 +444,9 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
     rest = sentence[opening.end() :] if opening else sentence
     rest = _INSTRUCTION_ADVERB.sub("", rest, count=1)
     please = _PLEASE.match(rest)
-    rest = rest[please.end() :] if please else rest
-    lets = None if please else _LETS.match(rest)
+    vocative = None if please else _addressed(rest, names)
+    rest = rest[please.end() :] if please else rest[vocative.end() :] if vocative else rest
+    lets = None if please or vocative else _LETS.match(rest)
     rest = rest[lets.end() :] if lets else rest
     words = _OPENING_WORDS.findall(rest[:80])
     if lets and len(words) > 2 and words[0].lower() in ("also", "just"):
@@ -437,6 +472,8 @@ def _bare_imperative(sentence: str) -> _Instruction | None:
         condition = opening["when"]
         when = condition.lower() if opening.re is _RULE_OPENING else f"{_lower_word(condition)},"
     asked = (please["to"] or "") if please else ("" if for_speaker else None)
+    if vocative is not None:
+        asked = vocative["to"]
     negated = bool(lets and lets["negated"])
     return _Instruction(rest, negated=negated, when=when, asked=asked, for_speaker=for_speaker)
 
@@ -581,7 +618,10 @@ class _Cast:
 
 def _display(label: str) -> str:
     """A speaker label as a name: "maya" → "Maya", "raj_patel" → "Raj Patel"; a handle
-    ("dana.k", "ops-bot") keeps its spelling."""
+    ("dana.k", "ops-bot") keeps its spelling, an agent's written with a hyphen ("qa_bot" →
+    "qa-bot", never "Qa Bot")."""
+    if AGENT_HANDLE.fullmatch(label.strip()):
+        return label.strip().replace("_", "-")
     display = normalise_space(label.replace("_", " "))
     if display.replace(" ", "").isalpha() and display.islower():
         return display.title()
@@ -639,7 +679,8 @@ _DONE_OPENER: Final = re.compile(
 # "I've" before "been") is put back and the sentence told in the third person like any
 # "I …" sentence.
 _ELIDED_I: Final = re.compile(
-    r"^(?:had|can|can't|can’t|cannot|could|couldn't|couldn’t|should|shouldn't|shouldn’t|"
+    r"^(?:had|can|can't|can’t|cannot|cant|couldnt|shouldnt|wouldnt|didnt|could|couldn't|"
+    r"couldn’t|should|shouldn't|shouldn’t|"
     r"would|wouldn't|wouldn’t|will|won't|won’t|might|must|need|needed|want|wanted|wanna|"
     r"gotta|love|loved|hate|hated|hope|hoped|felt|miss|missed|wish|prefer|got)\s",
     _CUE,
@@ -734,7 +775,11 @@ _LAUGHTER: Final = re.compile(
 )
 
 
-def _clean(raw: str) -> str | None:
+# What follows a vocative when the sentence tells rather than asks ("Maya, we have …").
+_SUBJECT_AFTER_VOCATIVE: Final = re.compile(r"(?:we|I|you|they|it|there|this|that)\b", _CUE)
+
+
+def _clean(raw: str, names: Collection[str] = frozenset()) -> str | None:
     """The sentence without lead-ins and backticks, or None when it is not worth a drawer."""
     sentence = raw.strip()
     if sentence.endswith("?") or _CODE.search(sentence) or _OPTION_LINE.match(sentence):
@@ -745,6 +790,9 @@ def _clean(raw: str) -> str | None:
     sentence = _LAUGHTER.sub("", sentence)
     sentence = _rule_first(_LEAD_IN.sub("", sentence.replace("`", "")).strip())
     sentence = _LEAD_IN.sub("", _PROSE_HEAD.sub("", sentence)).strip()
+    vocative = _addressed(sentence, names)
+    if vocative is not None and _SUBJECT_AFTER_VOCATIVE.match(sentence[vocative.end() :]):
+        sentence = sentence[vocative.end() :]  # "dev-agent, we have 143 flags": the claim
     if not sentence or _FILLER.match(sentence) or _ACKNOWLEDGEMENT.match(sentence):
         return None
     words = _word_count(sentence)
@@ -778,12 +826,16 @@ def _decision_frame(
     return None
 
 
-def _imperative_clause(sentence: str, speaker: _Speaker) -> str | None:
-    match = _IMPERATIVE.match(sentence)
+def _imperative_clause(
+    sentence: str, speaker: _Speaker, names: Collection[str] = frozenset()
+) -> str | None:
+    vocative = _addressed(sentence, names)
+    match = _IMPERATIVE.match(sentence[vocative.end() :] if vocative else sentence)
     if match is None:
         return None
     directed, _ = _RULE_CUE.get(match.group("cue").lower(), ("", ""))
-    return f"{speaker.group}{directed} {match.group('rest')}"
+    subject = vocative["to"] if vocative else speaker.group
+    return f"{subject}{directed} {match.group('rest')}"
 
 
 def _request_frame(
@@ -861,8 +913,10 @@ def _frame(
         return _in_third_person(text, speaker, named=named)
 
     decision = _decision_frame(sentence, proper) if memory_type == "decision" else None
-    imperative = _imperative_clause(sentence, speaker) if memory_type == "directive" else None
-    instruction = _bare_imperative(sentence)
+    imperative = (
+        _imperative_clause(sentence, speaker, proper) if memory_type == "directive" else None
+    )
+    instruction = _bare_imperative(sentence, proper)
     request = None
     if memory_type not in CANONICAL_TYPES:
         request = _request_frame(sentence, instruction, speaker)
@@ -878,6 +932,8 @@ def _frame(
             verb = f"decided that {instruction.when} {speaker.group}{negated}"  # "if …, stop …"
         elif memory_type == "decision":
             verb = f"decided{negated} to"
+        elif instruction.asked:  # "Rosa, pull the infected plants from now on"
+            verb = f"asked {instruction.asked}{negated} to"
         else:
             since = f"{instruction.when} " if instruction.when else ""
             verb = f"directed that {since}{speaker.group}{negated}"
@@ -1038,6 +1094,7 @@ def said_sentences(request: ComposeInput) -> list[Said]:
     """Every sentence of the session worth typing, in the order it was said."""
     companion = request.mode == COMPANION_MODE
     cast = _Cast(request)
+    names = _session_names(request)
     said: list[Said] = []
     earlier: list[_Turn] = []
     for chunk in request.chunks:
@@ -1053,7 +1110,7 @@ def said_sentences(request: ComposeInput) -> list[Said]:
                     cited = tuple(dict.fromkeys((source.chunk_id, turn.chunk_id)))
                     said.append(Said(turn, text, cited, settled=True))
                     continue
-                sentence = _clean(raw)
+                sentence = _clean(raw, names)
                 if sentence is not None:
                     answers = asked if index == 0 else None
                     said.append(Said(turn, sentence, (turn.chunk_id,), answers=answers))
@@ -1097,7 +1154,7 @@ def _session_names(request: ComposeInput) -> frozenset[str]:
     return proper_words(t.text for t in turns) | names
 
 
-def _canonical_by_rule(sentence: Said) -> str | None:
+def _canonical_by_rule(sentence: Said, names: Collection[str] = frozenset()) -> str | None:
     """The canonical type the sentence's own words settle, over the classifier's guess: a
     settled option or a decider's cue ("we decided", "let's go with") is a decision, an
     imperative ("Never …", "Always …") a directive. A person's sentence that opens a rule
@@ -1116,7 +1173,7 @@ def _canonical_by_rule(sentence: Said) -> str | None:
         # "From now on firmware updates go on one printer first", "Performance sets never
         # leave the building from now on"; not "going forward it'd be worth adding …"
         return "directive"
-    instruction = _bare_imperative(sentence.text)
+    instruction = _bare_imperative(sentence.text, names)
     if instruction is not None and not instruction.for_speaker:
         return "directive" if _STANDING_RULE.search(sentence.text) else "decision"
     return None
@@ -1142,7 +1199,7 @@ def extract_drafts(
     index_of: dict[str, int] = {}
     growing: _Growing | None = None  # the last draft, while the same turn may add to it
     for sentence, given in zip(said, types, strict=True):
-        kind = given if companion else _canonical_by_rule(sentence) or given
+        kind = given if companion else _canonical_by_rule(sentence, proper) or given
         if kind == NOT_A_MEMORY or not library.has_type(kind):
             continue
         turn = sentence.turn
@@ -1173,6 +1230,7 @@ def extract_drafts(
             when=turn.occurred_at,
             proper=proper,
         )
+        content, clause = tidy_chat_spelling(content), tidy_chat_spelling(clause)
         cited = sentence.cited
         if question is not None:  # the drawer quotes the question: it came from both
             cited = tuple(dict.fromkeys((question.chunk_id, *cited)))
@@ -1206,6 +1264,12 @@ def extract_drafts(
     return [draft for draft in drafts if _word_count(draft.content) >= _MIN_WORDS]
 
 
+# A sentence opening with a word that points back at the sentence before it.
+_POINTS_BACK: Final = re.compile(
+    r"^(?:it|it['’]s|that|that['’]s|this|they|they['’]re|those|these|which)\b", _CUE
+)
+
+
 @dataclass(frozen=True)
 class _Growing:
     """A draft that later sentences of the same turn and type may join (up to the rules'
@@ -1219,9 +1283,14 @@ class _Growing:
     sentences: int = 1
 
     def takes(self, sentence: Said, kind: str, rules: DraftRules) -> bool:
+        """Whether `sentence` joins this draft: said in the same turn, with the same type, or
+        opening with a word that points back at what was just said ("That's way above our
+        threshold.", "It was powerful."), which a drawer of its own would leave pointing at
+        nothing; a decision or directive stays a drawer of its own."""
+        points_back = kind not in CANONICAL_TYPES and bool(_POINTS_BACK.match(sentence.text))
         return (
             sentence.turn is self.turn
-            and kind == self.kind
+            and (kind == self.kind or points_back)
             and not sentence.settled
             and self.sentences < rules.max_sentences
         )
@@ -1240,11 +1309,19 @@ def _continued(
     comma, as the end of the sentence before it); None when it would be too long (the
     sentence then becomes a drawer of its own)."""
     said = sentence.text if not fragment else lower_first(sentence.text, proper)
+    if not fragment:
+        # "Added a dashboard alert.", "need to rewrite the discussion": the subject chat
+        # dropped is the speaker, said again ("Claude added …", "Ji-woo needs to …").
+        if (restored := _with_elided_i(said, proper)) is not None:
+            said = restored
+        elif _done_opener(said, proper):
+            said = f"I {said[:1].lower()}{said[1:]}"
     said = _in_third_person(said, sentence.turn.speaker, named=True)
     text = dated(said.rstrip(" .!;:,"), sentence.turn.occurred_at)
     head = draft.content
     follow_up = _WANT_FOLLOW_UP if kind == "want" and head.endswith(_WANT_FOLLOW_UP) else ""
     head = head.removesuffix(follow_up)
+    text = tidy_chat_spelling(text)
     if fragment:
         content = f"{head.rstrip('.')}, {text}.{follow_up}"
     else:

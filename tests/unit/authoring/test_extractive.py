@@ -664,6 +664,9 @@ def test_a_report_opening_with_its_past_tense_verb_has_the_speaker_as_subject(
     [
         ("Jess: can't sleep after the third night shift in a row", "observation",
          "Jess can't sleep after the third night shift in a row."),
+        # chat's apostrophe-less negation drops the "I" as well
+        ("Jess: didnt get the charge nurse job in the end", "observation",
+         "Jess didn't get the charge nurse job in the end."),
         ("Walt: thinking about starting tomatoes from seed indoors this year", "want",
          "Walt is thinking about starting tomatoes from seed indoors this year."),
         ("Marisol: need to find movers who will do a Saturday", "want",
@@ -775,7 +778,7 @@ COMPANION_FRAMES = [
     (
         "User: My sister is moving in with us in May.",
         "observation",
-        "Kyle's sister is moving in with Kyle and company in May.",
+        "Kyle's sister is moving in with them in May.",
     ),
     (
         "User: I was feeling sore after the long run.",
@@ -1213,3 +1216,105 @@ def test_a_rule_announced_or_timed_is_a_directive(
 ) -> None:
     (draft,) = typed(session(line), given)
     assert (draft.memory_type, draft.content) == expected
+
+
+# ---------------------------------------------------------------- said to someone, said in chat
+
+
+@pytest.mark.parametrize(
+    ("lines", "types", "expected"),
+    [
+        # an instruction to someone the session names, without a "please"
+        (("Tariq: The GCPs are off by 7%.", "Noor: Tariq, resurvey all GCPs before the next "
+          "flight."), ("observation", "observation"),
+         ["Tariq noted that the GCPs are off by 7%.",
+          "Noor asked Tariq to resurvey all GCPs before the next flight."]),
+        # a standing rule said to an agent by its handle
+        (("Noor: coding-agent — never push to main directly, always open a PR.",), ("directive",),
+         ["Noor directed that coding-agent never push to main directly, always open a PR."]),
+        # a claim said to someone: the vocative is not part of it
+        (("Noor: dev-agent, we have 143 feature flags in the claims service.",),
+         ("observation",), ["Noor noted that the team has 143 feature flags in the claims "
+                            "service."]),
+        # a capitalised word before a comma is no one addressed unless the session names it
+        (("Noor: Short-term, stagger the baler cycles so they never overlap.",), ("observation",),
+         ["Noor noted that Short-term, stagger the baler cycles so they never overlap."]),
+    ],
+)  # fmt: skip
+def test_a_vocative_names_who_is_asked_and_is_never_part_of_the_claim(
+    lines: tuple[str, ...], types: tuple[str, ...], expected: list[str]
+) -> None:
+    assert contents(session(*lines), *types) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Understood; I'll follow proto-first for all new v2 endpoints.",
+         "I'll follow proto-first for all new v2 endpoints."),
+        ("Also remember — anything we decline goes to a second handler first.",
+         "anything we decline goes to a second handler first."),
+        ("Speaking of, the analyser read 13.9 on a load this morning.",
+         "the analyser read 13.9 on a load this morning."),
+        ("Thing is, I actually like the dates a lot.", "I actually like the dates a lot."),
+        ("That's smart, I will book a Manchester trip for September.",
+         "I will book a Manchester trip for September."),
+        # "remember" that is the sentence's own verb stays
+        ("Remember the milk for the party tonight please.",
+         "Remember the milk for the party tonight please."),
+    ],
+)  # fmt: skip
+def test_a_speakers_acknowledgements_and_asides_are_not_said(line: str, expected: str) -> None:
+    assert said(session(f"Noor: {line}")) == [expected]
+
+
+def test_a_continuing_sentence_that_dropped_its_subject_gets_the_speaker_back() -> None:
+    request = session(
+        "Claude: I changed the baler PLC so it waits for 6.3 bar before a cycle. Added a "
+        "dashboard alert when the header drops below 6 bar."
+    )
+    assert contents(request, "implementation", "implementation") == [
+        "Claude changed the baler PLC so it waits for 6.3 bar before a cycle. Claude added a "
+        "dashboard alert when the header drops below 6 bar."
+    ]
+
+
+def test_chat_spelling_reads_as_a_record_spells_it() -> None:
+    request = session(
+        "Dave: her mum's in perth so its just us on saturdays and its fine tbh.",
+        mode="companion",
+    )
+    assert contents(request, "observation") == [
+        "Dave mentioned that her mum's in perth so it's just them on Saturdays "
+        "and it's fine."
+    ]
+
+
+def test_a_sentence_that_points_back_joins_the_drawer_it_points_at() -> None:
+    request = session(
+        "Cellar_Manager: The pale ale in FV4 is stuck at 1.018. It's been sitting there for "
+        "three days. We decided to rouse the yeast tomorrow."
+    )
+    drafts = typed(request, "bug", "observation", "decision")
+    assert [(d.memory_type, d.content) for d in drafts] == [
+        ("bug", "Cellar Manager reported that the pale ale in FV4 is stuck at 1.018. It's been "
+                "sitting there for three days."),
+        ("decision", "Cellar Manager decided to rouse the yeast tomorrow."),
+    ]  # fmt: skip
+    # a decision that points back is still a drawer of its own
+    request = session("Noor: The venue offered the hall for Friday. That works, let's book it.")
+    assert [d.memory_type for d in typed(request, "observation", "decision")] == [
+        "observation",
+        "decision",
+    ]
+
+
+def test_an_agents_handle_keeps_its_spelling_with_a_hyphen() -> None:
+    request = session("qa_bot: The nightly axe run found four critical violations in step two.")
+    assert contents(request, "bug") == [
+        "Qa-bot reported that the nightly axe run found four critical violations in step two."
+    ]
+    request = session("raj_patel: The nightly axe run found four critical violations again.")
+    assert contents(request, "bug") == [
+        "Raj Patel reported that the nightly axe run found four critical violations again."
+    ]

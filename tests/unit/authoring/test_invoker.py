@@ -222,7 +222,7 @@ async def _no_vectors(texts: list[str]) -> npt.NDArray[np.float32]:
 def test_the_extractive_invoker_is_an_invoker() -> None:
     invoker = ExtractiveInvoker(_no_vectors)
     assert isinstance(invoker, Invoker)
-    assert (invoker.name, invoker.model) == ("extractive", "extractive-v7")
+    assert (invoker.name, invoker.model) == ("extractive", "extractive-v8")
 
 
 def test_a_speaker_is_read_trimmed_and_written_back() -> None:

@@ -128,6 +128,50 @@ def test_an_object_you_is_the_listener_and_no_verb_agrees_with_it() -> None:
     assert kyle("Great, you have a point") == "Great, the companion has a point"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we load-tested at 50k", "the team load-tested at 50k"),
+        ("I re-ran it on the backup meter", "The Architect re-ran it on the backup meter"),
+        ("I re-check it daily", "The Architect re-checks it daily"),
+        ("we co-own the repo", "the team co-owns the repo"),
+    ],
+)
+def test_a_hyphenated_verb_agrees_in_its_last_part(text: str, expected: str) -> None:
+    assert team(text) == expected
+
+
+def test_a_verb_spelled_like_its_past_stays_past_where_the_sentence_tells_of_the_past() -> None:
+    assert team("we load-tested at 50k but we hit 180k") == (
+        "the team load-tested at 50k but the team hit 180k"
+    )
+    assert team("we cut costs last year") == "the team cut costs last year"
+    assert team("we cut costs every quarter") == "the team cuts costs every quarter"
+
+
+def test_after_a_suggestion_the_verb_stays_as_said() -> None:
+    assert team("Sam suggested we pre-write the story") == (
+        "Sam suggested the team pre-write the story"
+    )
+
+
+def test_once_the_speaker_is_named_the_people_they_speak_for_are_they() -> None:
+    assert kyle("we still need a crib") == "Kyle and company still need a crib"
+    assert kyle("the temple where we got engaged", named=True) == (
+        "the temple where they got engaged"
+    )
+    assert kyle("half of us present the same slides", named=True) == (
+        "half of them present the same slides"
+    )
+    assert team("we were down two cooks", named=True) == "the team was down two cooks"
+
+
+def test_mine_after_a_determiner_is_the_noun() -> None:
+    assert team("I send it to the mine planner") == "The Architect sends it to the mine planner"
+    assert team("a friend of mine") == "a friend of The Architect's"
+    assert kyle("that is mine", named=True) == "that is theirs"
+
+
 def test_words_that_merely_contain_pronouns_are_untouched() -> None:
     assert team("Iris met Mike in Myanmar and the US team") == (
         "Iris met Mike in Myanmar and the US team"
