@@ -232,6 +232,7 @@ def third_person(
     can't stand tomatoes in their salad". Nothing is capitalised: the caller knows where
     the sentence starts.
     """
+    text = _WOULD_ADVISE.sub(r"\g<who> \g<verb>", text)
     pieces = _TOKEN.split(text)
     words = _TOKEN.findall(text)
     # A sentence that tells of the past elsewhere keeps "hit", "set", "cut" past too ("we
@@ -330,6 +331,11 @@ _DETERMINERS: Final = frozenset(
 
 
 THEM: Final = {"us": "them", "ourselves": "themselves"}
+# "I'd suggest", "we'd recommend": advice given now, told as such ("the agent suggests …",
+# not "the agent would suggest …").
+_WOULD_ADVISE: Final = re.compile(
+    r"\b(?P<who>I|i|we|We)['’]d\s+(?P<verb>suggest|recommend|propose|advise)\b"
+)
 
 
 # Words after which "you" is a clause's subject ("… and you said", "… that you liked").

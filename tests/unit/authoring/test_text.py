@@ -166,6 +166,14 @@ def test_once_the_speaker_is_named_the_people_they_speak_for_are_they() -> None:
     assert team("we were down two cooks", named=True) == "the team was down two cooks"
 
 
+def test_advice_given_now_is_told_as_such() -> None:
+    assert team("I'd suggest keeping the chair on wind hold") == (
+        "The Architect suggests keeping the chair on wind hold"
+    )
+    assert team("we'd recommend switching back") == "the team recommends switching back"
+    assert team("I'd rather not") == "The Architect would rather not"
+
+
 def test_mine_after_a_determiner_is_the_noun() -> None:
     assert team("I send it to the mine planner") == "The Architect sends it to the mine planner"
     assert team("a friend of mine") == "a friend of The Architect's"
