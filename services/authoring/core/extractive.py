@@ -254,7 +254,8 @@ _PLEASE: Final = re.compile(
 # to someone named first (a capitalised name of one or two words, or a handle), without a
 # "please". Sentence adverbs and lead-ins that take a comma are never the one addressed.
 _VOCATIVE: Final = re.compile(
-    r"^(?P<to>(?-i:[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)?)|[a-z][\w]*[-_.][\w.-]+)"
+    r"^(?P<to>(?-i:[A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)?)|[a-z][\w]*[-_.][\w.-]+|"
+    r"(?-i:[a-z][\w’'-]*))"
     r"(?:\s*,|\s+[—–-])\s+(?=\S)",
     _CUE,
 )
@@ -275,7 +276,7 @@ def _addressed(sentence: str, names: Collection[str]) -> re.Match[str] | None:
     if match is None:
         return None
     to = match["to"]
-    handle = to[:1].islower()
+    handle = to[:1].islower() and re.search(r"[-_.]", to) is not None
     if not handle and not all(w.lower() in names for w in to.split()):
         return None
     return None if to.split()[0].lower() in _NOT_ADDRESSED else match
@@ -473,7 +474,8 @@ def _bare_imperative(sentence: str, names: Collection[str] = frozenset()) -> _In
         when = condition.lower() if opening.re is _RULE_OPENING else f"{_lower_word(condition)},"
     asked = (please["to"] or "") if please else ("" if for_speaker else None)
     if vocative is not None:
-        asked = vocative["to"]
+        to = vocative["to"]
+        asked = to.title() if to.isalpha() and to.islower() else to  # "carlos, …" → Carlos
     negated = bool(lets and lets["negated"])
     return _Instruction(rest, negated=negated, when=when, asked=asked, for_speaker=for_speaker)
 

@@ -1229,6 +1229,11 @@ def test_a_rule_announced_or_timed_is_a_directive(
           "flight."), ("observation", "observation"),
          ["Tariq noted that the GCPs are off by 7%.",
           "Noor asked Tariq to resurvey all GCPs before the next flight."]),
+        # chat's lower-case name, when the session names that person
+        (("carlos: The four crowns came back warped.", "Bea: carlos, remake the four with "
+          "priority."), ("observation", "observation"),
+         ["Carlos noted that the four crowns came back warped.",
+          "Bea asked Carlos to remake the four with priority."]),
         # a standing rule said to an agent by its handle
         (("Noor: coding-agent — never push to main directly, always open a PR.",), ("directive",),
          ["Noor directed that coding-agent never push to main directly, always open a PR."]),
@@ -1285,8 +1290,7 @@ def test_chat_spelling_reads_as_a_record_spells_it() -> None:
         mode="companion",
     )
     assert contents(request, "observation") == [
-        "Dave mentioned that her mum's in perth so it's just them on Saturdays "
-        "and it's fine."
+        "Dave mentioned that her mum's in perth so it's just them on Saturdays and it's fine."
     ]
 
 
