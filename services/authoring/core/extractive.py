@@ -1367,11 +1367,25 @@ def _needs_certainty(sentence: Said) -> frozenset[str]:
 
     A decision relayed in a decider's words ("we decided …") or an imperative is still typed
     by rule (`_canonical_by_rule`)."""
+    undone = frozenset() if _TELLS_A_DEED.search(sentence.text) else frozenset({"implementation"})
     if sentence.turn.speaker.is_assistant or reads_as_report(sentence.text):
-        return CANONICAL_TYPES
+        return CANONICAL_TYPES | undone
     if not (_STANDING_RULE.search(sentence.text) or _OBLIGATION.search(sentence.text)):
-        return frozenset({"directive"})
-    return frozenset()
+        return frozenset({"directive"}) | undone
+    return undone
+
+
+# An implementation tells of work done: a verb in the past ("added", "rebuilt"), a perfect
+# ("has been", "have moved") or a change in force ("now", "is live"). An offer ("can trigger
+# the ticket"), a plan ("will go with"), how something works ("requests hit Envoy") or a
+# finding ("the package has a postinstall script") is an implementation only when the
+# classifier is sure (`_needs_certainty`).
+_TELLS_A_DEED: Final = re.compile(
+    r"\b(?:[a-z]{3,}(?<!e)ed|"
+    + "|".join(sorted(IRREGULAR_PAST, key=lambda w: (-len(w), w)))
+    + r"|now|live|done|has\s+been|have\s+been|['’]ve\s+\w+)\b",
+    _CUE,
+)
 
 
 # Beside `_STANDING_RULE`'s words, what else makes a sentence a rule (`_needs_certainty`): an

@@ -1166,18 +1166,30 @@ def test_a_canonical_fragment_keeps_its_own_frame() -> None:
 @pytest.mark.parametrize(
     ("line", "sure_only"),
     [
-        # no word of a rule: a directive only when the classifier is sure
+        # no word of a rule: a directive only when the classifier is sure (and no deed told:
+        # nor an implementation)
         ("Kenji: Inspectors keep losing forms when they go into basements with no signal.",
-         {"directive"}),
-        ("Lena: The photo desk says the CMS keeps stripping photographer credits.", {"directive"}),
+         {"directive", "implementation"}),
+        ("Lena: The photo desk says the CMS keeps stripping photographer credits.",
+         {"directive", "implementation"}),
         # an obligation, a scope or a time the rule holds
-        ("Kenji: Every form change needs a test that kills the app mid-edit.", set()),
-        ("Kenji: Form storage changes must ship with a kill test.", set()),
+        ("Kenji: Every form change needs a test that kills the app mid-edit.", {"implementation"}),
+        ("Kenji: Form storage changes must ship with a kill test.", {"implementation"}),
         ("Kenji: From now on, the team attaches the device to each bug.", set()),
-        ("Kenji: Nobody prunes in bays 7 and 8 until the heating comes back.", set()),
-        ("Lena: No laptops leave the building without disk encryption.", set()),
+        ("Kenji: Nobody prunes in bays 7 and 8 until the heating comes back.", {"implementation"}),
+        ("Lena: No laptops leave the building without disk encryption.", {"implementation"}),
         # a report takes neither canonical type unless the classifier is sure
-        ("Kenji: The deadline for the form rollout is Friday.", {"decision", "directive"}),
+        ("Kenji: The deadline for the form rollout is Friday.",
+         {"decision", "directive", "implementation"}),
+        # an implementation tells of work done: a past, a perfect, a change now in force
+        ("Kenji: I added a kill test to the form storage suite yesterday.",
+         {"decision", "directive"}),
+        ("Kenji: The offline drafts are live for every inspector now.", {"decision", "directive"}),
+        # an offer, a plan or how a thing works is one only when the classifier is sure
+        ("Kenji: I can trigger the provisioning ticket when an offer comes in.",
+         {"directive", "implementation"}),
+        ("Kenji: Requests hit Envoy at the edge, which validates the tokens.",
+         {"directive", "implementation"}),
     ],
 )  # fmt: skip
 def test_a_directive_needs_the_words_of_a_rule_or_a_sure_classifier(
