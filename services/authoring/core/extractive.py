@@ -427,14 +427,61 @@ def _shows_a_verb(word: str, before: str) -> bool:
     )
 
 
+# A status line: a bare noun phrase of two words or more and a past participle with no
+# auxiliary, before a colon, a comma, the end or a preposition ("212 issues flagged: …",
+# "Ticket INC-77310 raised as P2", "Nightly parity check scheduled for 02:00"). Read as a
+# clause, "X noted that 212 issues flagged" is no sentence; "X noted 212 issues flagged" is.
+_STATUS_LINE: Final = re.compile(
+    r"^(?!(?:the|a|an|this|that|these|those|our|my|their|his|her|its|your|i|we|he|she|they|"
+    r"it|you|there|here|what|who|when|if|for|in|on|at|with|from|by|after|before|since|during|"
+    r"about|to|of)\b)"
+    r"(?P<head>[\w'’.%/€$£-]+,?(?:\s+[\w'’.%/€$£-]+,?){1,4}?)\s+"
+    r"(?P<verb>\b[a-z]{2,}(?<!e)ed\b)"
+    r"(?=\s*(?:[:,.;]|$)|\s+(?:for|as|from|to|on|at|in|by|with|into|since|until|after|before|"
+    r"off|out|up)\b)",
+    _CUE,
+)
+_AUXILIARY: Final = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|been|be|being|got|get|gets|will|would|can|could|"
+    r"should|must|did|do|does|i|we|you|he|she|they|it|hes|shes|its|im|ive)"
+    r"(?:n?['’]?t)?\b",  # "wasn't", "can't", "dont"
+    _CUE,
+)
+
+
+# Verbs that take a clause of their own, in the forms a status line's head would show them.
+_CLAUSE_VERBS: Final = (
+    "say", "show", "seem", "think", "mean", "look", "sound", "report", "suggest", "claim",
+    "note", "feel", "know", "want", "need", "hope", "expect", "find", "reckon", "guess",
+    "confirm", "state",
+)  # fmt: skip
+_TAKES_A_CLAUSE: Final = frozenset(
+    f"{verb}{ending}" for verb in _CLAUSE_VERBS for ending in ("", "s", "ed")
+) | {"said", "thought", "meant", "felt", "knew", "found"}
+
+
+def _has_a_verb(text: str) -> bool:
+    words = _OPENING_WORDS.findall(text)
+    return any(_shows_a_verb(w, before) for w, before in zip(words, ["", *words], strict=False))
+
+
 def reads_as_fragment(sentence: str) -> bool:
     """Whether `sentence` is a verbless fragment (an answer or a status line) that "X noted
     that …" would make ungrammatical. Conservative: a word that may be a verb anywhere before
-    a subordinate clause makes it a sentence."""
+    a subordinate clause makes it a sentence; a status line (`_STATUS_LINE`) is one."""
+    status = _STATUS_LINE.match(sentence)
+    if (
+        status is not None
+        and _AUXILIARY.search(status["head"]) is None
+        and not re.search(r"['’]s\b", status["head"])  # "Stripe's cutoff moved": a clause
+        and not any(  # "weather station says gusts peaked …": a clause inside a clause
+            w.lower() in _TAKES_A_CLAUSE for w in _OPENING_WORDS.findall(status["head"])
+        )
+    ):
+        return True
     if _FRAGMENT_OPENING.match(sentence) is None:
         return False
-    words = _OPENING_WORDS.findall(_SUBORDINATE.split(sentence, maxsplit=1)[0])
-    return not any(_shows_a_verb(w, before) for w, before in zip(words, ["", *words], strict=False))
+    return not _has_a_verb(_SUBORDINATE.split(sentence, maxsplit=1)[0])
 
 
 def _bare_imperative(sentence: str, names: Collection[str] = frozenset()) -> _Instruction | None:

@@ -1082,6 +1082,15 @@ def test_every_framing_rule_yields_drafts_that_pass_validation(mode: str, lines:
         ("The weekly sync on Thursdays at ten.", False),
         # an "-s" form is a verb unless a number or a determiner counts it
         ("Next sprint the team moves to Postgres.", False),
+        # a status line: a bare noun phrase and a participle without its auxiliary
+        ("212 issues flagged: 140 terminology, 51 numbers, 21 formatting.", True),
+        ("Vertiv call logged, ref VRT-22981, engineer ETA 16:00.", True),
+        ("Nightly parity check scheduled for 02:00, covering Booking.com.", True),
+        # ...not a clause with its auxiliary, its possessive, its subject or a verb of saying
+        ("Fire officer wasn't thrilled.", False),
+        ("Stripe's cutoff moved to 17:00.", False),
+        ("Weather station says gusts peaked at 48 last night.", False),
+        ("The pipeline failed at 3am.", False),
     ],
 )
 def test_a_verbless_answer_or_status_line_reads_as_a_fragment(
