@@ -205,12 +205,17 @@ _HAD_AFTER: Final = frozenset(
 )  # fmt: skip
 
 
-def _aux(tail: str, following: str | None, *, singular: bool) -> str:
+def _aux(tail: str, following: str | None, *, singular: bool, past_told: bool = False) -> str:
     """The auxiliary a contraction stands for after a rewritten subject: "'d" is "had"
-    before a past participle or "better", else "would"."""
+    before a past participle or "better" (or, in a sentence that tells of the past, a
+    participle spelled like its base: "we'd set them to 0.55 A"), else "would"."""
     if tail == "d" and following is not None:
         lower = following.lower()
-        if lower in _HAD_AFTER or _regular_past(lower):
+        if (
+            lower in _HAD_AFTER
+            or _regular_past(lower)
+            or (past_told and lower in _PAST_SPELLED_AS_BASE_TOO)
+        ):
             return "had"
     return _AUX[tail][0 if singular else 1]
 
@@ -255,7 +260,7 @@ def third_person(
         elif lower == "i":
             subject = (name, True)
         elif head == "i" and tail in _AUX:
-            replacement = f"{name} {_aux(tail, following, singular=True)}"
+            replacement = f"{name} {_aux(tail, following, singular=True, past_told=past_told)}"
         elif word in _UNMARKED_I:  # chat's "im", "Im", "ive" ("Ive" may be a name)
             replacement = f"{name} {_AUX[_UNMARKED_I[word]][0]}"
         elif lower == "mine" and index and words[index - 1].lower() in _DETERMINERS:
@@ -271,7 +276,9 @@ def third_person(
             subject = (group if group_singular or not named else "they", group_singular)
         elif head == "we" and tail in _AUX:
             people = group if group_singular or not named else "they"
-            replacement = f"{people} {_aux(tail, following, singular=group_singular)}"
+            replacement = (
+                f"{people} {_aux(tail, following, singular=group_singular, past_told=past_told)}"
+            )
         elif lower in ("us", "ourselves"):
             # once the speaker is named, the people they speak for are "them": "the temple
             # where they got engaged", not "… where Hiroko and company got engaged"
@@ -284,7 +291,7 @@ def third_person(
             else:
                 replacement = listener  # an object ("tell you about"): no verb agrees with it
         elif listener and head == "you" and tail in _AUX:
-            replacement = f"{listener} {_aux(tail, following, singular=True)}"
+            replacement = f"{listener} {_aux(tail, following, singular=True, past_told=past_told)}"
         elif listener and lower in ("your", "yours"):
             replacement = listener + "'s"
         elif pending is not None and pieces[index + 1] == "-" and index + 1 < len(words):

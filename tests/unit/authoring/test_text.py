@@ -149,6 +149,15 @@ def test_a_verb_spelled_like_its_past_stays_past_where_the_sentence_tells_of_the
     assert team("we cut costs every quarter") == "the team cuts costs every quarter"
 
 
+def test_had_before_a_participle_spelled_like_its_base_in_a_past_sentence() -> None:
+    assert team("I checked, the current is back at 0.4 A, we'd set them to 0.55 A") == (
+        "The Architect checked, the current is back at 0.4 A, the team had set them to 0.55 A"
+    )
+    assert team("we'd set them to 0.55 A if the spec permits it") == (
+        "the team would set them to 0.55 A if the spec permits it"
+    )
+
+
 def test_after_a_suggestion_the_verb_stays_as_said() -> None:
     assert team("Sam suggested we pre-write the story") == (
         "Sam suggested the team pre-write the story"
