@@ -494,6 +494,19 @@ QUEUE_FULL_RETRY_S = 30.0
 MAX_RETRY_DELAY_S = 60.0
 
 
+def _requeued(attempt: int, note: str) -> Callable[[common_pb2.Job], bool]:
+    """The change that hands a running attempt back to the queue with `note`, unless another
+    attempt has taken the record over or it has ended."""
+
+    def change(current: common_pb2.Job) -> bool:
+        if current.state != JOB_STATE_RUNNING or current.attempts != attempt:
+            return False
+        current.state, current.error = JOB_STATE_QUEUED, note
+        return True
+
+    return change
+
+
 def retry_delay(first_s: float, attempt: int) -> float:
     """The wait after failed attempt `attempt` (1-based): `first_s`, doubled per attempt,
     capped at MAX_RETRY_DELAY_S, so a few tries ride out a tier that restarts."""
@@ -639,16 +652,41 @@ class JobWorker:
         records = self._records
         assert records is not None
         arq_id = str(ctx["job_id"])
+        attempt = int(ctx["job_try"])
         heartbeat = asyncio.create_task(self._heartbeat(records.pool, arq_id))
         try:
-            await self._attempt(records, job_id, kind, payload, int(ctx["job_try"]))
+            await self._attempt(records, job_id, kind, payload, attempt)
         except asyncio.CancelledError:
             # A stopping worker is not a failed try: hand the try back, or a few rolling
             # restarts during a long job would use up `max_tries`.
             await records.pool.decr(retry_key_prefix + arq_id)
             raise
+        except (RedisError, OSError) as error:
+            # Redis went away while the attempt recorded its start or its end. Handing that
+            # to arq would fail too (it records every ending in Redis) and leave the job's
+            # slot taken for good, so nothing else would run on this worker: wait for Redis
+            # instead, then put the job back in the queue for another try.
+            logger.warning(
+                "job %s attempt %d lost Redis (%s); waiting for it to hand the job back",
+                job_id, attempt, describe(error),
+            )  # fmt: skip
+            await self._await_redis(records)
+            note = f"attempt {attempt} lost Redis ({describe(error)}); retrying"
+            await records.mutate(job_id, _requeued(attempt, note))
+            raise Retry(defer=retry_delay(self.retry_delay_s, attempt)) from error
         finally:
             heartbeat.cancel()
+
+    async def _await_redis(self, records: _Records) -> None:
+        """Return once Redis answers again (a growing pause between tries)."""
+        pause = RECONNECT_FIRST_S
+        while True:
+            try:
+                await records.pool.ping()
+                return
+            except (RedisError, OSError):
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RECONNECT_MAX_S)
 
     def _start(self, attempt: int) -> ChangeFn:
         gave_up = (

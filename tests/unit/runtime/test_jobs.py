@@ -513,3 +513,52 @@ async def _retrying_enqueue(jobs: JobQueue) -> common_pb2.Job:
         except Unavailable:
             await asyncio.sleep(0.1)
     raise AssertionError("the queue never took the job after Redis came back")
+
+
+async def test_a_job_that_loses_redis_while_it_records_its_end_runs_again(
+    tmp_path: Path,
+) -> None:
+    """Found by the fault tests: Redis died while a failed attempt recorded its retry; the
+    error reached arq, whose own bookkeeping failed too and kept the job's slot, so the job
+    and every later one stayed queued. The attempt now waits Redis out and hands the job back:
+    it runs again, and so does what comes after, on a worker of one slot."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    servers = [_redis_server(port, tmp_path)]
+    ran: list[str] = []
+    killed = asyncio.Event()
+
+    async def fragile(ctx: JobContext, payload: dict[str, Any]) -> common_pb2.IngestResult:
+        ran.append(payload["n"])
+        if ran.count("first") == 1 and payload["n"] == "first":
+            os.killpg(servers[-1].pid, signal.SIGKILL)  # Redis dies mid-attempt...
+            servers[-1].wait(10)
+            killed.set()
+            raise RuntimeError("the tier dropped the call")  # ...and the attempt fails
+        return common_pb2.IngestResult()
+
+    try:
+        await _answering(url)
+        async with (
+            JobQueue(url, queue_name="lost-end") as jobs,
+            running_worker(url, "lost-end", {"note": fragile}, max_jobs=1),
+        ):
+            first = await jobs.enqueue("note", "s", {"n": "first"})
+            await asyncio.wait_for(killed.wait(), 10)  # the handler ran and killed Redis
+            await asyncio.sleep(1.0)  # the attempt's end meets no Redis
+            servers.append(_redis_server(port, tmp_path))
+            await _answering(url)
+            done = await wait_for_state(jobs, first.id, {JOB_STATE_DONE}, timeout_s=30)
+            assert done.attempts == 2, done
+            after = await _retrying_enqueue(jobs)
+            await wait_for_state(jobs, after.id, {JOB_STATE_DONE}, timeout_s=30)
+            assert ran == ["first", "first", "after"]
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(10)
