@@ -522,11 +522,9 @@ async def test_a_job_that_loses_redis_while_it_records_its_end_runs_again(
     error reached arq, whose own bookkeeping failed too and kept the job's slot, so the job
     and every later one stayed queued. The attempt now waits Redis out and hands the job back:
     it runs again, and so does what comes after, on a worker of one slot."""
-    import socket
+    from tests.ports import free_port
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     url = f"redis://127.0.0.1:{port}/0"
     servers = [_redis_server(port, tmp_path)]
     ran: list[str] = []
