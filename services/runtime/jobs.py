@@ -494,19 +494,6 @@ QUEUE_FULL_RETRY_S = 30.0
 MAX_RETRY_DELAY_S = 60.0
 
 
-def _requeued(attempt: int, note: str) -> Callable[[common_pb2.Job], bool]:
-    """The change that hands a running attempt back to the queue with `note`, unless another
-    attempt has taken the record over or it has ended."""
-
-    def change(current: common_pb2.Job) -> bool:
-        if current.state != JOB_STATE_RUNNING or current.attempts != attempt:
-            return False
-        current.state, current.error = JOB_STATE_QUEUED, note
-        return True
-
-    return change
-
-
 def retry_delay(first_s: float, attempt: int) -> float:
     """The wait after failed attempt `attempt` (1-based): `first_s`, doubled per attempt,
     capped at MAX_RETRY_DELAY_S, so a few tries ride out a tier that restarts."""
@@ -663,16 +650,17 @@ class JobWorker:
             raise
         except (RedisError, OSError) as error:
             # Redis went away while the attempt recorded its start or its end. Handing that
-            # to arq would fail too (it records every ending in Redis) and leave the job's
-            # slot taken for good, so nothing else would run on this worker: wait for Redis
-            # instead, then put the job back in the queue for another try.
+            # to arq would fail too (it records every ending in Redis) and crash its task,
+            # leaving the job to the lease's expiry: wait for Redis instead, then put the job
+            # back in the queue for another try.
             logger.warning(
                 "job %s attempt %d lost Redis (%s); waiting for it to hand the job back",
                 job_id, attempt, describe(error),
             )  # fmt: skip
             await self._await_redis(records)
             note = f"attempt {attempt} lost Redis ({describe(error)}); retrying"
-            await records.mutate(job_id, _requeued(attempt, note))
+            attempted = common_pb2.Job(id=job_id, attempts=attempt)
+            await self._end(records, attempted, JOB_STATE_QUEUED, error=note)
             raise Retry(defer=retry_delay(self.retry_delay_s, attempt)) from error
         finally:
             heartbeat.cancel()
